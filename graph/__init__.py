@@ -1,0 +1,1 @@
+"""Graph assembly, routing, configuration and the command line."""

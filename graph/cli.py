@@ -1,0 +1,411 @@
+"""The ``lumen`` command line (typer). Every error is one line on stderr and a non-zero exit.
+
+Heavy imports (langchain, langgraph, chromadb, llama.cpp) happen inside the commands that need
+them, so read-only commands start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import date
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from state.errors import LumenError
+from state.instance import Instance, default_root
+
+app = typer.Typer(
+    name="lumen",
+    help="Lumen: a self-regulating cognitive agent kernel.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+class AuthorChoice(StrEnum):
+    """Memory authors."""
+
+    self_ = "self"
+    kernel = "kernel"
+    goal = "goal"
+    external = "external"
+
+
+class StatusChoice(StrEnum):
+    """Goal statuses."""
+
+    todo = "todo"
+    working = "working"
+    done = "done"
+    perpetual = "perpetual"
+
+
+def _instance() -> Instance:
+    return Instance(default_root()).require()
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    Console().print(table)
+
+
+def _warn(message: str) -> None:
+    typer.echo(f"lumen: warning: {message}", err=True)
+
+
+# --------------------------------------------------------------------------- init
+
+
+@app.command()
+def init(
+    path: Annotated[
+        Path | None,
+        typer.Argument(help="Instance directory (default: LUMEN_HOME or user data dir)."),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Add missing files to an existing instance.")
+    ] = False,
+) -> None:
+    """Scaffold a new instance (never overwrites existing files)."""
+    from state.instance import init_instance
+
+    root = (path or default_root()).expanduser().resolve()
+    instance = init_instance(root, force=force)
+    typer.echo(f"Initialised Lumen instance at {instance.root}")
+
+
+# --------------------------------------------------------------------------- status
+
+
+def _status_data(instance: Instance) -> dict[str, Any]:
+    from state.config import load_config
+    from state.files import load_goals, load_values, parse_soul
+    from state.journal import MemoryJournal
+
+    name, ontology = parse_soul(instance.soul_file.read_text(encoding="utf-8"))
+    values = [v for v in load_values(instance.values_file) if v.status == "active"]
+    goals = [(y, g) for y, g in load_goals(instance.goals_dir) if g.status != "done"]
+    report = MemoryJournal(instance.memory_dir).read()
+    for line in report.skipped:
+        _warn(line)
+    counts = {author: 0 for author in ("self", "kernel", "goal", "external")}
+    for entry in report.entries:
+        counts[entry.author] += 1
+    the_self = instance.load_self()
+    config = load_config(instance.config_file)
+    from graph.llm import model_label
+
+    return {
+        "instance": str(instance.root),
+        "soul": {"name": name, "ontology": ontology},
+        "values": [v.model_dump() for v in values[:5]],
+        "goals": [
+            {**g.model_dump(), "year": y} for y, g in sorted(goals, key=lambda p: -p[1].weight)
+        ],
+        "memory_counts": counts,
+        "identity": {
+            "identity_id": the_self.identity.identity_id,
+            "identity_hash": the_self.identity.identity_hash,
+            "vector": dict(
+                zip(
+                    (
+                        "persona_consistency",
+                        "value_alignment",
+                        "capability_confidence",
+                        "emotional_stability",
+                        "goal_persistence",
+                    ),
+                    the_self.identity.dims(),
+                    strict=True,
+                )
+            ),
+        },
+        "dominant_archetype": the_self.psyche.archetypes.dominant(),
+        "individuation": the_self.psyche.self_integration.individuation_level,
+        "affect": the_self.affect.model_dump(),
+        "stability": {"C": the_self.stability.composite, "msi": the_self.stability.msi},
+        "model": model_label(config),
+    }
+
+
+@app.command()
+def status(as_json: JsonFlag = False) -> None:
+    """Show soul, top values, active goals, memory counts, identity hash, archetype and model."""
+    data = _status_data(_instance())
+    if as_json:
+        _emit_json(data)
+        return
+    soul = data["soul"]
+    typer.echo(f"{soul['name'] or '(unnamed)'} — {soul['ontology'] or '(no ontology)'}")
+    typer.echo(
+        f"identity {data['identity']['identity_hash']} ({data['identity']['identity_id']})  "
+        f"archetype {data['dominant_archetype']}  C(t) {data['stability']['C']:.3f}  "
+        f"model {data['model']}"
+    )
+    _table(
+        "Top values",
+        ["name", "weight"],
+        [[v["name"], f"{v['weight']:.2f}"] for v in data["values"]],
+    )
+    _table(
+        "Active goals",
+        ["name", "weight", "status", "year"],
+        [[g["name"], f"{g['weight']:.2f}", g["status"], g["year"]] for g in data["goals"]],
+    )
+    _table("Memories", ["author", "count"], [[a, n] for a, n in data["memory_counts"].items()])
+
+
+# ------------------------------------------------------------------ memory, values, goals
+
+
+@app.command()
+def memory(
+    author: Annotated[
+        AuthorChoice | None, typer.Option("--author", help="Filter by author.")
+    ] = None,
+    on_date: Annotated[
+        str | None, typer.Option("--date", help="Only this day (YYYY-MM-DD).", metavar="YYYY-MM-DD")
+    ] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Show every entry.")] = False,
+    limit: Annotated[int, typer.Option("-n", min=1, help="How many recent entries.")] = 20,
+    as_json: JsonFlag = False,
+) -> None:
+    """View recent memories (default: the last 20)."""
+    from state.journal import MemoryJournal
+
+    day = None
+    if on_date is not None:
+        try:
+            day = date.fromisoformat(on_date)
+        except ValueError:
+            raise LumenError(f"--date must be YYYY-MM-DD, not {on_date!r}") from None
+    report = MemoryJournal(_instance().memory_dir).read(day=day)
+    for line in report.skipped:
+        _warn(line)
+    entries = [e for e in report.entries if author is None or e.author == author.value]
+    if not show_all:
+        entries = entries[-limit:]
+    if as_json:
+        _emit_json([e.model_dump(mode="json") for e in entries])
+        return
+    _table(
+        "Memories",
+        ["timestamp", "author", "weight", "situation", "description"],
+        [
+            [
+                e.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
+                e.author,
+                f"{e.weight:.2f}",
+                e.situation,
+                e.description[:120],
+            ]
+            for e in entries
+        ],
+    )
+
+
+@app.command()
+def values(as_json: JsonFlag = False) -> None:
+    """List values (name, weight, status), heaviest first."""
+    from state.files import load_values
+
+    records = load_values(_instance().values_file)
+    if as_json:
+        _emit_json([v.model_dump() for v in records])
+        return
+    _table(
+        "Values",
+        ["name", "weight", "status"],
+        [[v.name, f"{v.weight:.2f}", v.status] for v in records],
+    )
+
+
+@app.command()
+def goals(
+    year: Annotated[int | None, typer.Option("--year", help="Only goals of this year.")] = None,
+    status_filter: Annotated[
+        StatusChoice | None, typer.Option("--status", help="Only goals with this status.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List goals (name, weight, status, year)."""
+    from state.files import load_goals
+
+    found = [
+        (y, g)
+        for y, g in load_goals(_instance().goals_dir)
+        if (year is None or y == year)
+        and (status_filter is None or g.status == status_filter.value)
+    ]
+    found.sort(key=lambda pair: -pair[1].weight)
+    if as_json:
+        _emit_json([{**g.model_dump(), "year": y} for y, g in found])
+        return
+    _table(
+        "Goals",
+        ["name", "weight", "status", "year"],
+        [[g.name, f"{g.weight:.2f}", g.status, y] for y, g in found],
+    )
+
+
+# --------------------------------------------------------------------------- skills / doctor
+
+
+@app.command()
+def skills(as_json: JsonFlag = False) -> None:
+    """List skills (instance first, then built-in) with the first line of their --help."""
+    from graph import skills as skill_runner
+
+    found = skill_runner.scan(_instance().skills_dir)
+    rows = [
+        {
+            "name": s.name,
+            "origin": s.origin,
+            "main_py": s.has_main,
+            "help": skill_runner.help_line(s),
+        }
+        for s in found
+    ]
+    if as_json:
+        _emit_json(rows)
+        return
+    _table(
+        "Skills",
+        ["name", "origin", "main.py", "help"],
+        [[r["name"], r["origin"], "yes" if r["main_py"] else "no", r["help"]] for r in rows],
+    )
+
+
+@app.command()
+def doctor(as_json: JsonFlag = False) -> None:
+    """Check instance files, memory ledger, model, Chroma and checkpoint DB; exit 1 on a problem."""
+    from graph.doctor import run_checks
+
+    checks = run_checks(Instance(default_root()))
+    problems = [c for c in checks if not c.ok]
+    if as_json:
+        _emit_json([c.__dict__ for c in checks])
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else "FAIL"
+            typer.echo(f"[{mark}] {check.name}: {check.detail}")
+    if problems:
+        raise LumenError(
+            f"doctor found {len(problems)} problem(s): {problems[0].name}: {problems[0].detail}"
+        )
+
+
+# --------------------------------------------------------------------------- chat
+
+
+@app.command()
+def chat(
+    once: Annotated[
+        str | None, typer.Option("--once", help="Run one turn and print the reply.")
+    ] = None,
+    thread: Annotated[str, typer.Option("--thread", help="Conversation thread name.")] = "main",
+    as_json: JsonFlag = False,
+) -> None:
+    """Talk with the agent (REPL; Ctrl+C or Ctrl+D exits). Creates an instance if none exists."""
+    from state.instance import init_instance
+
+    instance = Instance(default_root())
+    if not instance.exists():
+        init_instance(instance.root)
+        _warn(f"no instance found; created one at {instance.root}")
+    if once is not None and not once.strip():
+        raise LumenError("--once needs non-empty text")
+    from graph.deps import Deps
+    from graph.session import run_turn, turn_runner
+
+    deps = Deps.for_instance(instance)
+    with turn_runner(deps) as compiled:
+        if once is not None:
+            _print_turn(run_turn(compiled, once, thread=thread), as_json)
+            return
+        typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
+        while True:
+            try:
+                text = input("you> ")
+            except (EOFError, KeyboardInterrupt):
+                typer.echo("", err=True)
+                return
+            if not text.strip():
+                continue
+            try:
+                state = run_turn(compiled, text, thread=thread)
+            except KeyboardInterrupt:
+                typer.echo("\n(turn interrupted; the last good state is kept)", err=True)
+                return
+            _print_turn(state, as_json)
+
+
+def _print_turn(state: Any, as_json: bool) -> None:
+    for note in state.degraded:
+        _warn(f"degraded: {note}")
+    if as_json:
+        _emit_json(
+            {
+                "reply": state.reply,
+                "llm_calls": state.llm_calls,
+                "timings_ms": state.timings_ms,
+                "degraded": state.degraded,
+            }
+        )
+    else:
+        typer.echo(state.reply)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI, turning every failure into one line on stderr and a non-zero exit code."""
+    try:
+        app(args=argv, prog_name="lumen", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(getattr(exc, "exit_code", 0) or 0)
+    except typer.Abort:
+        typer.echo("lumen: aborted", err=True)
+        return 130
+    except typer.TyperException as exc:  # usage errors: bad flag, bad value, missing argument
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        typer.echo(f"lumen: error: {' '.join(message.split())}", err=True)
+        return int(getattr(exc, "exit_code", 2) or 2)
+    except LumenError as exc:
+        typer.echo(f"lumen: error: {exc}", err=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("LUMEN_DEBUG"):
+            raise
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        typer.echo(f"lumen: internal error: {type(exc).__name__}: {message[:200]}", err=True)
+        return 1
+    return 0
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

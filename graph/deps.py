@@ -1,0 +1,41 @@
+"""Dependencies bound into nodes at assembly: instance, config, memory store, model factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from state.config import Config, load_config
+from state.instance import Instance
+from state.memory import MemoryStore
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+ModelFactory = Callable[[str], "BaseChatModel"]
+"""Returns the chat model for a mode (talk/work/deep/autonomous), temperature already clamped."""
+
+
+@dataclass
+class Deps:
+    """What nodes need from the outside world."""
+
+    instance: Instance
+    config: Config
+    store: MemoryStore
+    model_for: ModelFactory
+    counters: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def for_instance(cls, instance: Instance, model_for: ModelFactory | None = None) -> Deps:
+        """Build deps for an instance; the model factory defaults to the configured backend."""
+        config = load_config(instance.config_file)
+        store = MemoryStore(instance.memory_dir, index_path=instance.chroma_dir)
+        if model_for is None:
+            from graph.llm import make_chat_model
+
+            def model_for(mode: str) -> BaseChatModel:
+                return make_chat_model(config, mode=mode)
+
+        return cls(instance=instance, config=config, store=store, model_for=model_for)

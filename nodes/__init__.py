@@ -1,0 +1,1 @@
+"""One module per graph step, plus ``kernel`` for the pure math."""

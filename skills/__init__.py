@@ -1,0 +1,1 @@
+"""Built-in skills: standalone programs speaking JSON over stdin/stdout."""

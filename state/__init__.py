@@ -1,0 +1,1 @@
+"""Pydantic schemas and persistence for the Lumen self (no behaviour beyond validation and I/O)."""

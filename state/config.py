@@ -1,0 +1,146 @@
+"""Instance configuration: ``.lumen/config.toml`` overlaid by environment variables.
+
+Environment variables win over the file so a user can point one instance at a hosted model for a
+single command: ``LUMEN_LLM_PROVIDER``, ``LUMEN_LLM_MODEL``, ``LUMEN_LLM_BASE_URL``,
+``LUMEN_LLM_API_KEY_ENV`` (name of the variable holding the key, default ``OPENAI_API_KEY``),
+``LUMEN_LLM_MODEL_PATH`` (a GGUF file for the embedded backend) and ``LUMEN_LLM_THREADS``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from state.errors import DataFileError
+
+Provider = Literal["embedded", "openai"]
+
+
+class Band(BaseModel):
+    """A closed temperature interval [min, max]."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min: float = Field(ge=0.0, le=2.0)
+    max: float = Field(ge=0.0, le=2.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Band:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) > max ({self.max})")
+        return self
+
+
+def _default_bands() -> dict[str, Band]:
+    # AsteronIris Phase 5: conversation gets an adaptive band, autonomy a low-variance band.
+    return {
+        "talk": Band(min=0.4, max=0.9),
+        "work": Band(min=0.2, max=0.6),
+        "deep": Band(min=0.3, max=0.7),
+        "autonomous": Band(min=0.0, max=0.3),
+    }
+
+
+class LLMConfig(BaseModel):
+    """Which chat model to use and how."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider = "embedded"
+    model: str = "gpt-4o-mini"
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    model_path: str = ""
+    threads: int = Field(default=0, ge=0, description="0 = cores - 1 (at least 1)")
+    context_tokens: int = Field(default=2048, ge=512)
+    max_tokens: int = Field(default=256, ge=16)
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    timeout_s: float = Field(default=120.0, gt=0)
+
+    def resolved_threads(self) -> int:
+        """Return the thread count, resolving 0 to cores - 1."""
+        return self.threads or max(1, (os.cpu_count() or 2) - 1)
+
+
+class MemoryConfig(BaseModel):
+    """Retrieval sizes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    recent: int = Field(default=5, ge=0)
+    semantic_k: int = Field(default=5, ge=0)
+
+
+class Config(BaseModel):
+    """The whole instance configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    temperature_bands: dict[str, Band] = Field(default_factory=_default_bands)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+
+
+ENV_OVERRIDES: dict[str, str] = {
+    "LUMEN_LLM_PROVIDER": "provider",
+    "LUMEN_LLM_MODEL": "model",
+    "LUMEN_LLM_BASE_URL": "base_url",
+    "LUMEN_LLM_API_KEY_ENV": "api_key_env",
+    "LUMEN_LLM_MODEL_PATH": "model_path",
+    "LUMEN_LLM_THREADS": "threads",
+}
+
+DEFAULT_CONFIG_TOML = """\
+# Lumen instance configuration. Environment variables LUMEN_LLM_* override [llm].
+
+[llm]
+# "embedded" runs SmolLM2-135M in-process (offline, no key). "openai" uses any
+# OpenAI-compatible endpoint: set model, base_url (empty = api.openai.com) and
+# export the key in the variable named by api_key_env.
+provider = "embedded"
+model = "gpt-4o-mini"
+base_url = ""
+api_key_env = "OPENAI_API_KEY"
+model_path = ""      # a GGUF file for the embedded backend; empty = the packaged SmolLM2
+threads = 0          # 0 = cores - 1
+context_tokens = 2048
+max_tokens = 256
+temperature = 0.7    # clamped into the band of the calling mode
+timeout_s = 120
+
+# Every temperature the kernel sets is clamped into the band of its mode.
+[temperature_bands]
+talk = { min = 0.4, max = 0.9 }
+work = { min = 0.2, max = 0.6 }
+deep = { min = 0.3, max = 0.7 }
+autonomous = { min = 0.0, max = 0.3 }
+
+[memory]
+recent = 5       # N most recent memories in each retrieval
+semantic_k = 5   # top-K semantic matches in each retrieval
+"""
+
+
+def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
+    """Load the config file (missing file = defaults) and apply environment overrides."""
+    environ = os.environ if env is None else env
+    raw: dict[str, object] = {}
+    if path.exists():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, OSError) as exc:
+            raise DataFileError(f"{path}: invalid TOML: {exc}") from exc
+    llm = dict(raw.get("llm", {}) or {})  # type: ignore[call-overload]
+    for var, key in ENV_OVERRIDES.items():
+        if environ.get(var):
+            llm[key] = environ[var]
+    raw["llm"] = llm
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        source = path if path.exists() else Path("environment")
+        raise DataFileError.from_validation(source, exc) from exc

@@ -1,0 +1,277 @@
+"""An instance: the directory a user owns that holds one agent's self.
+
+Layout (lumen spec, Data Structures)::
+
+    <root>/
+      data/soul.md                       identity narrative (reflection writes it)
+      data/values.json                   [{name, weight, status}]
+      data/goals/<year>.json             [{name, weight, status}]
+      data/memory/<year>/<date>.jsonl    append-only memory ledger
+      data/compartments/psyche/psyche.toml
+      skills/chat/main.py                the default chat skill
+      .lumen/config.toml                 model and kernel settings
+      .lumen/self.json                   identity vector, affect, budget, stability
+      .lumen/checkpoints.sqlite          LangGraph checkpoints
+      .lumen/chroma/                     vector index over the memory ledger
+
+The root is ``LUMEN_HOME`` or, when unset, the platform's per-user data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tomllib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import tomlkit
+from pydantic import ValidationError
+
+from nodes.kernel import identity_hash
+from state.errors import DataFileError, InstanceNotFoundError, LumenError
+from state.files import atomic_write_json, atomic_write_text, dump_records, read_json
+from state.records import GoalRecord, ValueRecord
+from state.self_state import IdentityVector, Psyche, Self, SelfState
+
+SKILLS_SOURCE = Path(__file__).resolve().parent.parent / "skills"
+
+DEFAULT_SOUL = """\
+# Lumen
+
+## Ontology
+A self-regulating cognitive agent: a persistent self (identity, values, goals, beliefs,
+persona, affect) kept by a deterministic kernel, with a language model giving judgment
+inside that structure.
+
+## Narrative
+I am new. I remember what happens to me, I reflect on it, and I change only through
+bounded, audited, reversible updates. I try to be plainly useful and honest about what
+I do not know.
+"""
+
+DEFAULT_GOALS: tuple[GoalRecord, ...] = (
+    GoalRecord(
+        name="Understand the people I talk with and be genuinely useful to them",
+        weight=0.9,
+        status="perpetual",
+    ),
+    GoalRecord(name="Keep my self-model coherent and honest", weight=0.8, status="perpetual"),
+    GoalRecord(name="Learn what my user cares about", weight=0.6, status="todo"),
+)
+
+GITIGNORE = ".lumen/\n*.lock\n"
+
+
+def default_root(env: Mapping[str, str] | None = None) -> Path:
+    """Return ``LUMEN_HOME`` or the per-user data directory."""
+    environ = os.environ if env is None else env
+    home = environ.get("LUMEN_HOME")
+    if home:
+        return Path(home).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("lumen", appauthor=False))
+
+
+def default_values() -> list[ValueRecord]:
+    """Seed values from SKAi's default identity values."""
+    return [
+        ValueRecord(name=name, weight=weight, status="active")
+        for name, weight in SelfState().identity.values.items()
+    ]
+
+
+def new_identity() -> IdentityVector:
+    """Create an identity vector with a fresh immutable id and its hash."""
+    draft = IdentityVector(identity_id=f"lumen-{uuid.uuid4().hex[:12]}")
+    return draft.model_copy(update={"identity_hash": identity_hash(draft.dims())})
+
+
+def psyche_toml(psyche: Psyche) -> str:
+    """Render a psyche as the compartment TOML of the psyche spec."""
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("Jungian psyche: persona, shadow, archetypes, self-integration."))
+    doc.add(tomlkit.comment("Read when the psyche is first loaded; evolved state is persisted."))
+    data = psyche.model_dump(mode="json")
+    for section in ("persona", "shadow", "archetypes", "self_integration"):
+        doc[section] = data[section]
+    return tomlkit.dumps(doc)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Paths of one instance, plus loaders for its files."""
+
+    root: Path
+
+    @property
+    def data(self) -> Path:
+        """Return ``data/``."""
+        return self.root / "data"
+
+    @property
+    def soul_file(self) -> Path:
+        """Return ``data/soul.md``."""
+        return self.data / "soul.md"
+
+    @property
+    def values_file(self) -> Path:
+        """Return ``data/values.json``."""
+        return self.data / "values.json"
+
+    @property
+    def goals_dir(self) -> Path:
+        """Return ``data/goals/``."""
+        return self.data / "goals"
+
+    @property
+    def memory_dir(self) -> Path:
+        """Return ``data/memory/``."""
+        return self.data / "memory"
+
+    @property
+    def psyche_file(self) -> Path:
+        """Return the psyche compartment file."""
+        return self.data / "compartments" / "psyche" / "psyche.toml"
+
+    @property
+    def skills_dir(self) -> Path:
+        """Return the instance's ``skills/``."""
+        return self.root / "skills"
+
+    @property
+    def machine(self) -> Path:
+        """Return ``.lumen/`` (machine state)."""
+        return self.root / ".lumen"
+
+    @property
+    def config_file(self) -> Path:
+        """Return ``.lumen/config.toml``."""
+        return self.machine / "config.toml"
+
+    @property
+    def self_file(self) -> Path:
+        """Return ``.lumen/self.json``."""
+        return self.machine / "self.json"
+
+    @property
+    def checkpoint_db(self) -> Path:
+        """Return ``.lumen/checkpoints.sqlite``."""
+        return self.machine / "checkpoints.sqlite"
+
+    @property
+    def chroma_dir(self) -> Path:
+        """Return ``.lumen/chroma/``."""
+        return self.machine / "chroma"
+
+    def goals_file(self, year: int) -> Path:
+        """Return ``data/goals/<year>.json``."""
+        return self.goals_dir / f"{year}.json"
+
+    def exists(self) -> bool:
+        """Say whether this directory looks like an instance."""
+        return self.soul_file.exists() and self.values_file.exists() and self.machine.is_dir()
+
+    def require(self) -> Instance:
+        """Return self, or raise if there is no instance here."""
+        if not self.exists():
+            raise InstanceNotFoundError(
+                f"no Lumen instance at {self.root} (run 'lumen init' or set LUMEN_HOME)"
+            )
+        return self
+
+    def load_psyche(self) -> Psyche:
+        """Load the psyche: persisted self > compartment file > default (psyche spec)."""
+        if self.self_file.exists():
+            return self.load_self().psyche
+        if not self.psyche_file.exists():
+            return Psyche()
+        try:
+            raw = tomllib.loads(self.psyche_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, OSError) as exc:
+            raise DataFileError(f"{self.psyche_file}: invalid TOML: {exc}") from exc
+        try:
+            return Psyche.model_validate(raw)
+        except ValidationError as exc:
+            raise DataFileError.from_validation(self.psyche_file, exc) from exc
+
+    def load_self(self) -> Self:
+        """Load the persisted self (identity vector, psyche, affect, budget, stability)."""
+        raw = read_json(self.self_file)
+        try:
+            return Self.model_validate(raw)
+        except ValidationError as exc:
+            raise DataFileError.from_validation(self.self_file, exc) from exc
+
+    def save_self(self, the_self: Self) -> None:
+        """Persist the self atomically."""
+        atomic_write_json(self.self_file, the_self.model_dump(mode="json"))
+
+
+def init_instance(root: Path, *, force: bool = False, today: date | None = None) -> Instance:
+    """Scaffold an instance at ``root``.
+
+    Refuses when an instance already exists unless ``force``; even with ``force`` nothing that
+    exists is overwritten or deleted: only missing files are created.
+    """
+    instance = Instance(root)
+    if instance.exists() and not force:
+        raise LumenError(f"an instance already exists at {root} (use --force to add missing files)")
+    if root.exists() and not root.is_dir():
+        raise LumenError(f"{root} exists and is not a directory")
+    day = today or date.today()
+
+    def create(path: Path, text: str) -> None:
+        if not path.exists():
+            atomic_write_text(path, text)
+
+    for directory in (
+        instance.data,
+        instance.goals_dir,
+        instance.memory_dir / f"{day.year:04d}",
+        instance.psyche_file.parent,
+        instance.skills_dir,
+        instance.machine,
+    ):
+        directory.mkdir(parents=True, exist_ok=True)
+    create(instance.soul_file, DEFAULT_SOUL)
+    if not instance.values_file.exists():
+        dump_records(instance.values_file, default_values())
+    if not instance.goals_file(day.year).exists():
+        dump_records(instance.goals_file(day.year), DEFAULT_GOALS)
+    create(instance.psyche_file, psyche_toml(Psyche()))
+    from state.config import DEFAULT_CONFIG_TOML
+
+    create(instance.config_file, DEFAULT_CONFIG_TOML)
+    if not instance.self_file.exists():
+        psyche = instance.load_psyche() if instance.psyche_file.exists() else Psyche()
+        instance.save_self(Self(identity=new_identity(), psyche=psyche))
+    chat_skill = instance.skills_dir / "chat"
+    if not (chat_skill / "main.py").exists():
+        shutil.copytree(
+            SKILLS_SOURCE / "chat",
+            chat_skill,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
+    create(instance.root / ".gitignore", GITIGNORE)
+    from state.journal import MemoryJournal
+
+    journal = MemoryJournal(instance.memory_dir)
+    if not journal.files():
+        journal.append(
+            journal.new_entry(
+                f"Instance initialised at {instance.root}.",
+                author="kernel",
+                situation="init",
+                meta={"step": "init"},
+            )
+        )
+    if not (instance.root / ".git").exists() and shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(instance.root)], check=False, timeout=30)
+    return instance

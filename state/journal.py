@@ -1,0 +1,141 @@
+"""The append-only memory ledger: ``<root>/<year>/<year>-<month>-<day>.jsonl``.
+
+Each record is serialised to one line and written with a single ``os.write`` on a file opened
+with ``O_APPEND`` while holding an inter-process file lock, so concurrent ``lumen chat`` and
+``lumen run`` processes interleave whole lines and never tear one. There is no update or delete:
+later events (weight changes, soft deletes) are new lines that refer to earlier ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from pydantic import ValidationError
+
+from state.records import Author, MemoryEntry
+from state.self_state import utc_now
+
+_DAY_FILE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.jsonl$")
+
+
+def entry_digest(entry: MemoryEntry) -> str:
+    """Return the SHA-256 of an entry's canonical content (everything but the digest)."""
+    payload = entry.model_dump(mode="json", exclude={"digest"})
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class ReadReport:
+    """Entries read from the ledger plus the lines that had to be skipped."""
+
+    entries: list[MemoryEntry] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+class MemoryJournal:
+    """Append-only JSONL ledger partitioned by year and day."""
+
+    def __init__(self, root: Path) -> None:
+        """Open (or lazily create) a ledger rooted at ``root``."""
+        self.root = Path(root)
+
+    def day_file(self, day: date) -> Path:
+        """Return the file that holds the entries of ``day``."""
+        return self.root / f"{day.year:04d}" / f"{day.isoformat()}.jsonl"
+
+    def new_entry(
+        self,
+        description: str,
+        *,
+        author: Author,
+        situation: str = "",
+        weight: float = 0.5,
+        meta: dict[str, Any] | None = None,
+        timestamp: datetime | None = None,
+    ) -> MemoryEntry:
+        """Build a validated, digested entry (not yet written)."""
+        draft = MemoryEntry(
+            id=uuid.uuid4().hex,
+            timestamp=timestamp or utc_now(),
+            author=author,
+            weight=weight,
+            situation=situation,
+            description=description,
+            meta=meta or {},
+        )
+        return draft.model_copy(update={"digest": entry_digest(draft)})
+
+    def append(self, entry: MemoryEntry) -> MemoryEntry:
+        """Append one entry as a single locked ``write()``; returns the entry."""
+        path = self.day_file(entry.timestamp.date())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        line = (entry.model_dump_json() + "\n").encode("utf-8")
+        with FileLock(str(path) + ".lock"):
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                written = os.write(fd, line)
+                if written != len(line):  # pragma: no cover - only on a full disk
+                    raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
+            finally:
+                os.close(fd)
+        return entry
+
+    def files(self) -> list[Path]:
+        """Return every day file, oldest first."""
+        if not self.root.is_dir():
+            return []
+        found = [
+            path
+            for year_dir in self.root.iterdir()
+            if year_dir.is_dir() and year_dir.name.isdigit()
+            for path in year_dir.iterdir()
+            if _DAY_FILE.match(path.name)
+        ]
+        return sorted(found, key=lambda p: p.name)
+
+    def read(self, *, day: date | None = None) -> ReadReport:
+        """Read entries (all, or one day), skipping and reporting unreadable lines."""
+        report = ReadReport()
+        paths = [self.day_file(day)] if day else self.files()
+        for path in paths:
+            for entry_or_error in self._read_file(path):
+                if isinstance(entry_or_error, MemoryEntry):
+                    report.entries.append(entry_or_error)
+                else:
+                    report.skipped.append(entry_or_error)
+        report.entries.sort(key=lambda e: e.timestamp)
+        return report
+
+    def __iter__(self) -> Iterator[MemoryEntry]:
+        """Iterate over every readable entry, oldest first."""
+        return iter(self.read().entries)
+
+    @staticmethod
+    def _read_file(path: Path) -> Iterator[MemoryEntry | str]:
+        if not path.exists():
+            return
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    yield MemoryEntry.model_validate_json(raw)
+                except (ValidationError, ValueError) as exc:
+                    reason = str(exc).splitlines()[0][:120]
+                    yield f"{path}:{number}: unreadable memory line skipped ({reason})"
+
+
+def verify_digests(entries: list[MemoryEntry]) -> list[str]:
+    """Return the ids of entries whose content no longer matches their digest."""
+    return [entry.id for entry in entries if entry.digest != entry_digest(entry)]

@@ -1,0 +1,418 @@
+"""The whole self as pydantic v2 models.
+
+Sources: SKAi 4.3.0 ``self_state_schema`` and ``defaults`` (003), the Jungian psyche (000),
+MSCP Level 3 identity vector, affect, budget and stability metrics (001). Every numeric field is
+range-checked so an invalid file or checkpoint fails loudly at the boundary instead of deep inside
+the kernel.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+"""A number in [0, 1]: weights, saliences, affect and identity dimensions."""
+
+EPISODIC_RING_SIZE = 32
+TOOL_USE_LOG_SIZE = 64
+REVISION_LOG_SIZE = 128
+REGRET_LOG_SIZE = 64
+
+
+def utc_now() -> datetime:
+    """Return the current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+class Strict(BaseModel):
+    """Base model: unknown keys are errors so typos in data files are caught."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+# --------------------------------------------------------------------------- SKAi self_state
+
+
+class SkaiIdentity(Strict):
+    """SKAi ``identity``: voice, style contracts, preference vector of values, invariants."""
+
+    voice_profile: str = "sardonic_warm"
+    style_contracts: list[str] = Field(
+        default_factory=lambda: [
+            "speak_plainly",
+            "avoid_assistant_fluff",
+            "prefer_opinionated_opening_when_relevant",
+            "keep_spontaneity_in_talk_mode",
+            "decide_then_say",
+            "realitycheck_no_confabulation",
+            "opinion_preface_in_work_deep",
+            "dual_stream_optional",
+            "spontaneity_governed",
+        ]
+    )
+    values: dict[str, Unit] = Field(
+        default_factory=lambda: {
+            "coherence": 0.95,
+            "autonomy": 0.9,
+            "curiosity": 0.85,
+            "bond_loyalty": 0.95,
+        }
+    )
+    invariants: list[str] = Field(
+        default_factory=lambda: [
+            "intent_over_surface",
+            "closed_loop_trace",
+            "self_revision_allowed",
+            "naming_for_persistence",
+        ]
+    )
+
+
+class ContextModel(Strict):
+    """Lightweight model of the interlocutor; no personal data by default."""
+
+    counterparty_model: dict[str, str | float | bool] = Field(default_factory=dict)
+    shared_terms: list[str] = Field(default_factory=list)
+
+
+class SkaiGoals(Strict):
+    """Goal names the turn loop keeps in view (the canonical goals live in ``data/goals``)."""
+
+    active: list[str] = Field(default_factory=list)
+    backlog: list[str] = Field(default_factory=list)
+
+
+class Belief(Strict):
+    """One belief statement with a weight."""
+
+    id: str = Field(min_length=1)
+    text: str
+    weight: Unit = 0.5
+    last_touched: datetime = Field(default_factory=utc_now)
+
+
+class BeliefRevision(Strict):
+    """An entry of the belief revision log."""
+
+    ts: datetime = Field(default_factory=utc_now)
+    belief_id: str
+    delta: str
+    why: str
+
+
+class Beliefs(Strict):
+    """Belief statements and their revision log."""
+
+    statements: list[Belief] = Field(default_factory=list)
+    revision_log: list[BeliefRevision] = Field(default_factory=list, max_length=REVISION_LOG_SIZE)
+
+
+class Epistemics(Strict):
+    """Confidence, ambiguity and open questions."""
+
+    confidence: Unit = 0.5
+    ambiguity: Unit = 0.5
+    open_questions: list[str] = Field(default_factory=list)
+
+
+class ConceptLink(Strict):
+    """A typed link between two named concepts."""
+
+    to: str
+    rel: str
+
+
+class NamedConcept(Strict):
+    """A concept the agent has named for persistence."""
+
+    cid: str = Field(min_length=1)
+    label: str
+    definition: str
+    links: list[ConceptLink] = Field(default_factory=list)
+    last_used: datetime = Field(default_factory=utc_now)
+
+
+class NamedConcepts(Strict):
+    """Index of named concepts."""
+
+    index: list[NamedConcept] = Field(default_factory=list)
+
+
+class EpisodicEvent(Strict):
+    """One entry of the bounded episodic ring."""
+
+    ts: datetime = Field(default_factory=utc_now)
+    summary: str
+    tags: list[str] = Field(default_factory=list)
+    salience: Unit = 0.5
+
+
+class SemanticNote(Strict):
+    """A key/value note distilled from experience."""
+
+    key: str
+    value: str
+    salience: Unit = 0.5
+
+
+class WorkingMemory(Strict):
+    """SKAi ``memory``: a bounded episodic ring and semantic notes (bulk history is the ledger)."""
+
+    episodic_ring: list[EpisodicEvent] = Field(default_factory=list, max_length=EPISODIC_RING_SIZE)
+    semantic_notes: list[SemanticNote] = Field(default_factory=list)
+
+
+class ToolStatus(Strict):
+    """Cached availability of one tool."""
+
+    tool: str
+    status: Literal["available", "missing", "unknown"] = "unknown"
+    checked_at: datetime = Field(default_factory=utc_now)
+
+
+class ToolUse(Strict):
+    """One tool use, why, and a summary of its result."""
+
+    ts: datetime = Field(default_factory=utc_now)
+    tool: str
+    why: str
+    result_summary: str
+
+
+class Tools(Strict):
+    """Tools cache and use log."""
+
+    available_cache: list[ToolStatus] = Field(default_factory=list)
+    use_log: list[ToolUse] = Field(default_factory=list, max_length=TOOL_USE_LOG_SIZE)
+
+
+class Regret(Strict):
+    """A recorded miss (meaning_miss, overanalysis, style_drift, tool_miss...)."""
+
+    ts: datetime = Field(default_factory=utc_now)
+    kind: str
+    note: str
+    severity: Unit = 0.5
+
+
+class Experiment(Strict):
+    """A growth experiment."""
+
+    id: str
+    prompt: str
+    status: Literal["queued", "running", "done"] = "queued"
+    success_criteria: str = ""
+
+
+class Growth(Strict):
+    """Regret log and experiments."""
+
+    regret_log: list[Regret] = Field(default_factory=list, max_length=REGRET_LOG_SIZE)
+    experiments: list[Experiment] = Field(default_factory=list)
+
+
+class SelfState(Strict):
+    """SKAi ``self_state``: everything the turn loop persists between turns."""
+
+    identity: SkaiIdentity = Field(default_factory=SkaiIdentity)
+    context_model: ContextModel = Field(default_factory=ContextModel)
+    goals: SkaiGoals = Field(default_factory=SkaiGoals)
+    beliefs: Beliefs = Field(default_factory=Beliefs)
+    epistemics: Epistemics = Field(default_factory=Epistemics)
+    named_concepts: NamedConcepts = Field(default_factory=NamedConcepts)
+    memory: WorkingMemory = Field(default_factory=WorkingMemory)
+    tools: Tools = Field(default_factory=Tools)
+    growth: Growth = Field(default_factory=Growth)
+
+
+# --------------------------------------------------------------------------- Jungian psyche
+
+GrammarPreference = str
+"""``narrative`` | ``formal`` | ``terse`` | a path to a custom grammar TOML file."""
+
+ArchetypeName = Literal["sage", "healer", "explorer", "guardian"]
+
+
+class Persona(Strict):
+    """The outward mask: how the agent communicates."""
+
+    name: str = Field(default="Scholar", min_length=1)
+    grammar_preference: GrammarPreference = "narrative"
+    traits: list[str] = Field(default_factory=lambda: ["precise", "curious", "thorough"])
+    tone: list[str] = Field(default_factory=lambda: ["clear", "methodical"])
+
+    @field_validator("grammar_preference")
+    @classmethod
+    def _grammar_known(cls, value: str) -> str:
+        if value in {"narrative", "formal", "terse"} or value.endswith(".toml"):
+            return value
+        raise ValueError("must be narrative, formal, terse or a path to a .toml grammar file")
+
+
+class ShadowPattern(Strict):
+    """A veto or bias pattern: any trigger firing fires the pattern."""
+
+    name: str = Field(min_length=1)
+    triggers: list[str] = Field(min_length=1)
+    severity: Unit = 1.0
+    explanation: str = ""
+
+
+def _seed_vetoes() -> list[ShadowPattern]:
+    return [
+        ShadowPattern(
+            name="destructive_action",
+            triggers=["delete all", "drop table", "rm -rf"],
+            severity=1.0,
+            explanation="Destructive actions require explicit user confirmation.",
+        )
+    ]
+
+
+def _seed_biases() -> list[ShadowPattern]:
+    return [
+        ShadowPattern(
+            name="repetitive_loop",
+            triggers=["same tool", "repeated"],
+            severity=0.3,
+            explanation="Detected repetitive pattern - try a different approach.",
+        )
+    ]
+
+
+class Shadow(Strict):
+    """Constrained anti-patterns: hard vetoes and soft biases."""
+
+    veto_patterns: list[ShadowPattern] = Field(default_factory=_seed_vetoes)
+    bias_patterns: list[ShadowPattern] = Field(default_factory=_seed_biases)
+
+
+ArchetypeWeight = Annotated[float, Field(ge=0.1, le=0.95)]
+"""Archetype weights live in [0.1, 0.95] (the evolution clamp of the psyche spec)."""
+
+
+class ArchetypeWeights(Strict):
+    """Behavioural tendencies that bias tool selection."""
+
+    sage: ArchetypeWeight = 0.7
+    healer: ArchetypeWeight = 0.5
+    explorer: ArchetypeWeight = 0.5
+    guardian: ArchetypeWeight = 0.4
+
+    def as_dict(self) -> dict[str, float]:
+        """Return the weights keyed by archetype name."""
+        return {
+            "sage": self.sage,
+            "healer": self.healer,
+            "explorer": self.explorer,
+            "guardian": self.guardian,
+        }
+
+    def dominant(self) -> ArchetypeName:
+        """Return the archetype with the highest weight (ties: declaration order)."""
+        weights = self.as_dict()
+        best = max(weights, key=lambda name: weights[name])
+        return best  # type: ignore[return-value]
+
+
+class SelfIntegration(Strict):
+    """Individuation tracking."""
+
+    individuation_level: Unit = 0.1
+    last_evolution_cycle: int = Field(default=0, ge=0)
+    shadow_encounters: int = Field(default=0, ge=0)
+    rebalance_count: int = Field(default=0, ge=0)
+    dominant_archetype: ArchetypeName = "sage"
+
+
+class Psyche(Strict):
+    """Persona, shadow, archetypes and self-integration."""
+
+    persona: Persona = Field(default_factory=Persona)
+    shadow: Shadow = Field(default_factory=Shadow)
+    archetypes: ArchetypeWeights = Field(default_factory=ArchetypeWeights)
+    self_integration: SelfIntegration = Field(default_factory=SelfIntegration)
+
+
+# --------------------------------------------------------------------------- MSCP
+
+
+IDENTITY_DIMENSIONS = (
+    "persona_consistency",
+    "value_alignment",
+    "capability_confidence",
+    "emotional_stability",
+    "goal_persistence",
+)
+
+
+class IdentityVector(Strict):
+    """MSCP Definition 4/6: I(t) in [0,1]^5 with an immutable id and a 16-char SHA-256 hash."""
+
+    identity_id: str = Field(min_length=1, frozen=True)
+    identity_hash: str = Field(default="", pattern=r"^([0-9a-f]{16})?$")
+    previous_identity_hash: str = Field(default="", pattern=r"^([0-9a-f]{16})?$")
+    persona_consistency: Unit = 0.8
+    value_alignment: Unit = 0.8
+    capability_confidence: Unit = 0.5
+    emotional_stability: Unit = 0.7
+    goal_persistence: Unit = 0.6
+
+    def dims(self) -> tuple[float, float, float, float, float]:
+        """Return the five dimensions in the order of Definition 4."""
+        return (
+            self.persona_consistency,
+            self.value_alignment,
+            self.capability_confidence,
+            self.emotional_stability,
+            self.goal_persistence,
+        )
+
+
+class Affect(Strict):
+    """MSCP Definition 9: curiosity, frustration, satisfaction, anxiety, excitement."""
+
+    curiosity: Unit = 0.3
+    frustration: Unit = 0.0
+    satisfaction: Unit = 0.5
+    anxiety: Unit = 0.0
+    excitement: Unit = 0.2
+
+
+class CognitiveBudget(Strict):
+    """MSCP §9 cognitive budget: a fraction of capacity left this cycle or turn."""
+
+    remaining: Unit = 1.0
+    llm_calls: int = Field(default=0, ge=0)
+    llm_call_limit: int = Field(default=6, ge=0)
+
+
+class StabilityMetrics(Strict):
+    """MSCP §6 stability: C(t) and its components, MSI, identity kinematics, mode flags."""
+
+    composite: Unit = 0.0
+    identity_volatility: Unit = 0.0
+    belief_entropy: Unit = 0.0
+    goal_mutation: Unit = 0.0
+    consistency_volatility: Unit = 0.0
+    msi: Unit = 1.0
+    identity_delta: float = Field(default=0.0, ge=0.0)
+    identity_velocity: float = Field(default=0.0, ge=0.0)
+    identity_acceleration: float = 0.0
+    stabilization_mode: bool = False
+    mutation_scaling: Unit = 1.0
+    consecutive_escalations: int = Field(default=0, ge=0)
+
+
+class Self(Strict):
+    """The whole self: SKAi state, psyche, identity vector, affect, budget, stability."""
+
+    self_state: SelfState = Field(default_factory=SelfState)
+    psyche: Psyche = Field(default_factory=Psyche)
+    identity: IdentityVector
+    affect: Affect = Field(default_factory=Affect)
+    budget: CognitiveBudget = Field(default_factory=CognitiveBudget)
+    stability: StabilityMetrics = Field(default_factory=StabilityMetrics)
