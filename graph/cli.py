@@ -339,6 +339,7 @@ def chat(
     from graph.session import run_turn, turn_runner
 
     deps = Deps.for_instance(instance)
+    deps.model_for("talk")  # fail fast, with one line, when the model cannot load
     with turn_runner(deps) as compiled:
         if once is not None:
             _print_turn(run_turn(compiled, once, thread=thread), as_json)

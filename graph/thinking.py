@@ -42,9 +42,10 @@ def think_text(
     for user, reply in history or []:
         messages.extend([HumanMessage(user), AIMessage(reply)])
     messages.append(HumanMessage(render(f"{prompt}/prompt", **values)))
+    model = deps.model_for(mode)  # a model that cannot load is a user-facing error, not a fallback
     started = time.perf_counter()
     try:
-        answer = deps.model_for(mode).invoke(messages)
+        answer = model.invoke(messages)
     except Exception as exc:  # a provider failure must not kill the turn; it is recorded
         ms = (time.perf_counter() - started) * 1000
         return Thought(fallback, ok=False, ms=ms, reason=f"model call failed: {exc}"[:200])

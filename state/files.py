@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,9 +78,14 @@ def load_records(path: Path, model: type[M]) -> list[M]:
     """Load a JSON list of records, naming the file and field on any validation error."""
     raw = read_json(path)
     try:
-        return TypeAdapter(list[model]).validate_python(raw)  # type: ignore[valid-type]
+        return _list_adapter(model).validate_python(raw)  # type: ignore[no-any-return]
     except ValidationError as exc:
         raise DataFileError.from_validation(path, exc) from exc
+
+
+@cache
+def _list_adapter(model: type[BaseModel]) -> TypeAdapter[Any]:
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
 def dump_records(path: Path, records: Iterable[BaseModel]) -> None:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-import tomlkit
 from pydantic import ValidationError
 
 from nodes.kernel import identity_hash
@@ -94,6 +93,8 @@ def new_identity() -> IdentityVector:
 
 def psyche_toml(psyche: Psyche) -> str:
     """Render a psyche as the compartment TOML of the psyche spec."""
+    import tomlkit  # only init writes TOML; keep it off the read-only start-up path
+
     doc = tomlkit.document()
     doc.add(tomlkit.comment("Jungian psyche: persona, shadow, archetypes, self-integration."))
     doc.add(tomlkit.comment("Read when the psyche is first loaded; evolved state is persisted."))

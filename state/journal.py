@@ -19,7 +19,6 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
 from pydantic import ValidationError
 
 from state.records import Author, MemoryEntry
@@ -81,6 +80,8 @@ class MemoryJournal:
         path = self.day_file(entry.timestamp.date())
         path.parent.mkdir(parents=True, exist_ok=True)
         line = (entry.model_dump_json() + "\n").encode("utf-8")
+        from filelock import FileLock  # lazy: read-only commands never lock
+
         with FileLock(str(path) + ".lock"):
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:

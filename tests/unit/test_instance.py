@@ -1,0 +1,58 @@
+import json
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from state.errors import LumenError
+from state.instance import Instance, default_root, init_instance
+
+
+def test_init_creates_the_spec_layout(tmp_path: Path) -> None:
+    inst = init_instance(tmp_path / "i", today=date(2026, 11, 22))
+    for rel in (
+        "data/soul.md",
+        "data/values.json",
+        "data/goals/2026.json",
+        "data/memory/2026/2026-11-22.jsonl",
+        "data/compartments/psyche/psyche.toml",
+        "skills/chat/main.py",
+        ".lumen/config.toml",
+        ".lumen/self.json",
+        ".git",
+    ):
+        assert (inst.root / rel).exists(), rel
+    values = json.loads(inst.values_file.read_text())
+    assert {v["name"] for v in values} == {"coherence", "autonomy", "curiosity", "bond_loyalty"}
+    goals = json.loads(inst.goals_file(2026).read_text())
+    assert any(g["status"] == "perpetual" for g in goals)
+
+
+def test_init_refuses_an_existing_instance(tmp_path: Path) -> None:
+    init_instance(tmp_path / "i")
+    with pytest.raises(LumenError, match="already exists"):
+        init_instance(tmp_path / "i")
+
+
+def test_init_force_never_destroys_data(tmp_path: Path) -> None:
+    inst = init_instance(tmp_path / "i")
+    inst.values_file.write_text('[{"name": "mine", "weight": 0.3, "status": "active"}]')
+    identity = inst.load_self().identity.identity_id
+    inst.goals_dir.joinpath("2026.json").unlink(missing_ok=True)
+    init_instance(tmp_path / "i", force=True, today=date(2026, 1, 1))
+    assert "mine" in inst.values_file.read_text()
+    assert inst.load_self().identity.identity_id == identity
+    assert inst.goals_file(2026).exists()
+
+
+def test_default_root_uses_lumen_home(tmp_path: Path) -> None:
+    assert default_root({"LUMEN_HOME": str(tmp_path)}) == tmp_path
+    assert default_root({}).name == "lumen"
+
+
+def test_psyche_loads_from_compartment_file_when_nothing_persisted(tmp_path: Path) -> None:
+    inst = init_instance(tmp_path / "i")
+    inst.self_file.unlink()
+    text = inst.psyche_file.read_text().replace('name = "Scholar"', 'name = "Mentor"')
+    inst.psyche_file.write_text(text)
+    assert Instance(inst.root).load_psyche().persona.name == "Mentor"
