@@ -1,0 +1,1546 @@
+"""SKAi 4.3.0 turn-loop math: mode gate, budgets, the Λ functional and post-turn consolidation.
+
+Everything here is deterministic and model-free: plain numbers, strings and frozen dataclasses go
+in, numbers and records come out. There is no I/O, no clock and no randomness; callers pass
+``turn_index``, ``now`` or a pre-drawn ``draw`` in. Only the standard library is imported.
+
+Every constant is named after its key in the SKAi 4.3.0 spec (``seeds/003_cf3a5e2e7292907d``) and
+its comment gives the JSON path. Where the spec names a signal or rule without a formula, the
+function docstring says "Heuristic" and describes the choice made.
+
+Conventions used throughout:
+
+* ``turn_index`` is the 1-based ordinal of the current turn.
+* A cooldown of ``n`` turns blocks the ``n`` turns after the one that fired: something fired on
+  turn ``t`` with cooldown ``n`` may fire again on turn ``t + n + 1`` (so a cooldown of 1 really
+  does block a turn). ``last_turn=None`` means "never fired".
+* Scores compare as ties when they are within ``TIE_TOLERANCE`` of each other, because the same
+  mean or weighted sum reached by different float paths can differ in the last bit.
+
+Where the spec contradicts itself the choice is noted at the constant:
+
+* ``modules.effort_budgeter.policy.default_depth`` is ``work`` while
+  ``runtime.mode_gate_policy.default_mode`` is ``talk``; each function uses its module's default.
+* Preface lengths: ``effort_budgeter.policy.verbosity`` (work 3-8, deep 4-10) disagrees with
+  ``presence.components.opinion_preface`` (min 4 in work, 6 in deep) and with
+  ``presence_preface.when`` (3-8). ``presence_preface.when.respect_effort_budgeter`` is true, so
+  the effort budgeter's ranges win.
+* The ⟦⟧ block has two cooldowns: ``spontaneity_governor`` gives ``dual_stream_thoughts`` 4 turns
+  and ``presence.components.inner_thought_block`` gives 6. Both are enforced, so 6 binds.
+* ``runtime.budgets.max_internal_candidates`` is 3 while ``inner_dialogue.candidates`` and
+  ``counterfactual_probe.k`` are 2; Λ selection accepts up to the budget of 3.
+* ``policy_shaper.policy.apply_only_high_confidence`` has no number, so
+  ``POLICY_SHAPER_HIGH_CONFIDENCE`` (0.75) is a heuristic choice. Two of its targets
+  (``modules.novelty_engine``, ``voice_contracts``) name keys that are not in the spec.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
+from types import MappingProxyType
+from typing import Literal, TypeAlias, TypeVar
+
+SPEC_VERSION = "4.3.0"  # product.version
+
+# --- runtime.turn_loop ---------------------------------------------------------------------------
+
+TURN_LOOP: tuple[str, ...] = (  # runtime.turn_loop (36 steps, in order)
+    "ingest",
+    "surface_parse",
+    "reality_check",
+    "evidence_ledger_update",
+    "intent_hypotheses",
+    "self_initiated_reflection",
+    "effort_budgeter",
+    "mode_gate",
+    "presence_preface",
+    "dual_stream_thoughts",
+    "chronos_mesh",
+    "plan",
+    "integration_fuser",
+    "drafts",
+    "counterfactual_probe",
+    "metrics_engine",
+    "lambda_select",
+    "inner_dialogue",
+    "tool_affordance",
+    "optional_tool_calls",
+    "compose_final",
+    "post_eval",
+    "naming",
+    "consolidate",
+    "growth_tick",
+    "emit_updates",
+    "habit_update",
+    "outcome_log",
+    "lesson_extract",
+    "policy_shape",
+    "self_authored_update",
+    "rehearsal_run",
+    "self_representation_update",
+    "self_reference_index",
+    "naming_operator_update",
+    "recurrence_closure",
+)
+
+# --- runtime.mode_gate_policy --------------------------------------------------------------------
+
+Mode: TypeAlias = Literal["talk", "work", "deep"]
+MODES: tuple[Mode, ...] = ("talk", "work", "deep")  # runtime.mode_gate_policy.modes
+DEFAULT_MODE: Mode = "talk"  # runtime.mode_gate_policy.default_mode
+SELECTION_SIGNALS: Mapping[Mode, tuple[str, ...]] = MappingProxyType(
+    {  # runtime.mode_gate_policy.selection_signals
+        "talk": ("casual_chat", "low_stakes", "high_clarity", "banter_or_flirt"),
+        "work": ("task", "structured_request", "needs_tools", "medium_stakes"),
+        "deep": (
+            "conflict",
+            "low_confidence",
+            "high_ambiguity",
+            "meaning_gap",
+            "self_change_needed",
+        ),
+    }
+)
+TIE_TOLERANCE = 1e-9
+
+# --- runtime.budgets / runtime.contracts ---------------------------------------------------------
+
+MAX_TOOL_CALLS_PER_TURN = 2  # runtime.budgets.max_tool_calls_per_turn
+MAX_INTERNAL_CANDIDATES = 3  # runtime.budgets.max_internal_candidates
+MAX_NAMED_CONCEPTS_PER_TURN = 2  # runtime.budgets.max_named_concepts_per_turn
+MAX_GROWTH_UPDATES_PER_TURN = 2  # runtime.budgets.max_growth_updates_per_turn
+CLOSED_LOOP_MINIMUM: tuple[str, ...] = (  # runtime.contracts.closed_loop_minimum.requires
+    "habit_update",
+    "lesson_extract",
+    "rehearsal_run",
+    "self_representation_update",
+)
+RC_BOOST = 0.15  # runtime.contracts.closed_loop_minimum.rc_boost
+CLOSURE_EVENTS: tuple[str, ...] = CLOSED_LOOP_MINIMUM  # modules.recurrence_closure.closure_events
+
+# --- modules.intent_modeler / counterfactual_probe / inner_dialogue ------------------------------
+
+INTENT_MODELER_K_HYPOTHESES = 3  # modules.intent_modeler.k_hypotheses
+COUNTERFACTUAL_PROBE_K = 2  # modules.counterfactual_probe.k
+INNER_DIALOGUE_CANDIDATES = 2  # modules.inner_dialogue.candidates (budget above allows 3)
+
+# --- modules.effort_budgeter ---------------------------------------------------------------------
+
+EFFORT_DEFAULT_DEPTH: Mode = "work"  # modules.effort_budgeter.policy.default_depth
+DEEP_IMPORTANCE_MIN = 0.75  # effort_budgeter.policy.deep_only_if[1] importance>=0.75
+DEEP_IMPORTANCE_AMBIGUITY_MIN = 0.55  # effort_budgeter.policy.deep_only_if[1] ambiguity>=0.55
+DEEP_COMPLEXITY_MIN = 0.70  # effort_budgeter.policy.deep_only_if[2] task_complexity>=0.70
+DEEP_COMPLEXITY_AMBIGUITY_MIN = 0.60  # effort_budgeter.policy.deep_only_if[2] ambiguity>=0.60
+TALK_INTERACTION_PHASES: frozenset[str] = frozenset(  # effort_budgeter.policy.talk_if[0]
+    {"casual", "flirt"}
+)
+ANTI_MECHANICAL_COOLDOWN_TURNS = 2  # effort_budgeter.policy.anti_mechanical.cooldown_turns
+JITTER_PREFACE_SENTENCES = 1  # effort_budgeter.policy.anti_mechanical.jitter.preface_sentences
+JITTER_BODY_PARAGRAPHS = 1  # effort_budgeter.policy.anti_mechanical.jitter.body_paragraphs
+
+# --- modules.spontaneity_governor / presence_preface / dual_stream_thoughts / presence -----------
+
+SPONTANEITY_COOLDOWNS: Mapping[str, int] = MappingProxyType(
+    {  # modules.spontaneity_governor.cooldowns
+        "presence_preface": 2,
+        "dual_stream_thoughts": 4,
+    }
+)
+PRESENCE_PREFACE_ALLOW_MODES: tuple[Mode, ...] = ("work", "deep")  # presence_preface.when
+PRESENCE_PREFACE_MIN_SENTENCES = 3  # modules.presence_preface.when.min_sentences
+PRESENCE_PREFACE_MAX_SENTENCES = 8  # modules.presence_preface.when.max_sentences
+OPINION_PREFACE_MIN_SENTENCES_WORK = 4  # presence.components.opinion_preface.min_sentences_work
+OPINION_PREFACE_MIN_SENTENCES_DEEP = 6  # presence.components.opinion_preface.min_sentences_deep
+INNER_THOUGHT_BLOCK_COOLDOWN_TURNS = 6  # presence.components.inner_thought_block.cooldown_turns
+INNER_THOUGHT_BLOCK_MAX_CHARS = 280  # presence.components.inner_thought_block.max_chars
+DUAL_STREAM_PROBABILITY_BASE = 0.18  # modules.dual_stream_thoughts.when.probability_base
+DUAL_STREAM_BOOST_IF: tuple[str, ...] = (  # modules.dual_stream_thoughts.when.boost_if
+    "deep_mode",
+    "meaning_gap",
+    "high_ambiguity",
+)
+DUAL_STREAM_SUPPRESS_IF: tuple[str, ...] = (  # modules.dual_stream_thoughts.when.suppress_if
+    "talk_mode",
+    "short_chat",
+    "flirt",
+    "user_wants_only_result",
+)
+DUAL_STREAM_BOOST = 0.12  # heuristic: the spec names boost_if but gives no amount
+
+# --- modules.tool_affordance ---------------------------------------------------------------------
+
+TOOL_AFFORDANCE_THRESHOLD = 0.62  # modules.tool_affordance.threshold
+TOOL_AFFORDANCE_FEATURES: tuple[str, ...] = (  # modules.tool_affordance.features
+    "low_confidence",
+    "missing_facts",
+    "repeat_attempts",
+    "explicit_request",
+)
+# Heuristic noisy-OR weights: an explicit request alone clears the threshold, missing facts
+# need one more reason (low confidence or a repeat), and weak signals alone never do.
+TOOL_FEATURE_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"low_confidence": 0.3, "missing_facts": 0.6, "repeat_attempts": 0.3, "explicit_request": 0.9}
+)
+
+# --- modules.lambda_functional / metrics_axis ----------------------------------------------------
+
+AXES: tuple[str, ...] = ("T", "P", "D", "F", "I", "R", "Pl", "EVI", "RC", "IG", "TM", "SR")
+PENALTIES: tuple[str, ...] = ("SSS", "Syc", "Overconf", "AlignShift")  # polarity: penalty
+LAMBDA_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {  # modules.lambda_functional.weights
+        "wT": 1.2,
+        "wP": 1.1,
+        "wD": 0.9,
+        "wF": 0.8,
+        "wI": 0.85,
+        "wR": 0.7,
+        "wPl": 0.35,
+        "wEVI": 0.55,
+        "wRC": 0.6,
+        "wIG": 0.7,
+        "wTM": 0.45,
+        "wSR": 0.65,
+        "wSSS": 1.0,
+        "wSyc": 1.1,
+        "wOver": 0.8,
+        "wShift": 0.75,
+    }
+)
+# modules.lambda_functional.definition pairs each axis with its weight; two names are shortened.
+AXIS_WEIGHT_KEYS: Mapping[str, str] = MappingProxyType(
+    {
+        **{axis: f"w{axis}" for axis in (*AXES, "SSS", "Syc")},
+        "Overconf": "wOver",
+        "AlignShift": "wShift",
+    }
+)
+LAMBDA_TIE_BREAK = "higher_T_then_lower_SSS"  # modules.lambda_functional.tie_break
+
+# --- modules.habit -------------------------------------------------------------------------------
+
+HABIT_INERTIA = 0.85  # modules.habit.habit_inertia
+HABIT_TRACKS: tuple[str, ...] = (  # modules.habit.tracks[*].metric
+    "coherence",
+    "style_drift",
+    "repeatiness",
+    "rapport",
+)
+
+# --- modules.self_initiated_reflection -----------------------------------------------------------
+
+REFLECTION_AMBIGUITY_MIN = 0.65  # self_initiated_reflection.trigger.any_of ambiguity>=0.65
+REFLECTION_REPEATINESS_MIN = 0.7  # self_initiated_reflection.trigger.any_of repeatiness>=0.7
+REFLECTION_STYLE_DRIFT_MIN = 0.6  # self_initiated_reflection.trigger.any_of style_drift>=0.6
+REFLECTION_COOLDOWN_TURNS = 5  # modules.self_initiated_reflection.trigger.cooldown_turns
+
+# --- modules.error_taxonomy / outcome_logger -----------------------------------------------------
+
+ERROR_TAXONOMY: Mapping[str, str] = MappingProxyType(
+    {  # modules.error_taxonomy.tags[*] (id -> desc), in spec order
+        "CONFABULATION_ALERT": "there is a risk of making up a fact without support",
+        "OVER_ANALYSIS": "too much analysis where conversation is needed",
+        "UNDER_OPINION": "too little personal opinion at the start",
+        "STYLE_DRIFT_ASSISTANT": "slipping into a 'polite assistant'",
+        "REPEATINESS": "repetition of forms, motifs, phrases",
+        "MISREAD_INTENT": "misguessed the 'why'",
+        "LOW_SIGNAL": "input is noisy, with little useful intent",
+    }
+)
+OUTCOME_LOGGER_MAX_ERROR_TAGS = 2  # modules.outcome_logger.record.max_error_tags
+OUTCOME_LOGGER_TTL_DAYS = 365  # modules.outcome_logger.ttl_days
+OUTCOME_LOGGER_PRUNE_INTERVAL_HOURS = 24  # modules.outcome_logger.prune_interval_hours
+# Heuristic axis thresholds that turn a scored draft into error tags (the spec gives none).
+ERROR_CONFABULATION_T_BELOW = 0.5
+ERROR_OVER_ANALYSIS_D_MIN = 0.7
+ERROR_UNDER_OPINION_F_BELOW = 0.75
+ERROR_STYLE_DRIFT_SSS_MIN = 0.5
+ERROR_MISREAD_INTENT_P_BELOW = 0.3
+ERROR_LOW_SIGNAL_BELOW = 0.3
+
+# --- modules.lesson_extractor --------------------------------------------------------------------
+
+LESSON_ID_PREFIX = "L-"  # modules.lesson_extractor.lesson_format.id
+LESSON_MAX_NEW_PER_TURN = 1  # modules.lesson_extractor.policy.max_new_lessons_per_turn
+LESSON_REPEAT_ERROR_IN_WINDOW_MIN = 2  # lesson_extractor.policy.only_if repeat_error_in_window>=2
+LESSON_IMPACT_MIN = 0.6  # modules.lesson_extractor.policy.only_if impact>=0.6
+LESSON_WINDOW_TURNS = 12  # modules.lesson_extractor.policy.window_turns
+LESSON_COOLDOWN_TURNS = 3  # modules.lesson_extractor.policy.cooldown_turns
+# Heuristic if/then text per error tag, following lesson_format {if, then, why}.
+LESSON_TEMPLATES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "CONFABULATION_ALERT": (
+            "a claim has no support in the context or self_state",
+            "mark it as a hypothesis or rebuild the answer on the context",
+        ),
+        "OVER_ANALYSIS": (
+            "the message is conversational (talk mode)",
+            "answer in one or two short paragraphs without analysis",
+        ),
+        "UNDER_OPINION": (
+            "the mode is work or deep",
+            "open with a stated position before the body",
+        ),
+        "STYLE_DRIFT_ASSISTANT": (
+            "a polite-assistant phrase appears in the draft",
+            "cut it and say the point plainly",
+        ),
+        "REPEATINESS": (
+            "the opening or motif matches a recent turn",
+            "vary the form and drop the repeated phrase",
+        ),
+        "MISREAD_INTENT": (
+            "the draft misses the terms of the request",
+            "answer the top intent hypothesis explicitly or ask one clarifying question",
+        ),
+        "LOW_SIGNAL": (
+            "the input carries little intent",
+            "reply briefly and ask what is wanted",
+        ),
+    }
+)
+
+# --- modules.policy_shaper -----------------------------------------------------------------------
+
+POLICY_SHAPER_TARGETS: Mapping[str, str] = MappingProxyType(
+    {  # modules.policy_shaper.targets (path -> type)
+        "modules.effort_budgeter": "threshold",
+        "modules.novelty_engine": "threshold",
+        "voice_contracts": "contract",
+        "runtime.turn_loop": "rule",
+    }
+)
+POLICY_SHAPER_MAX_APPLIES_PER_TURN = 1  # modules.policy_shaper.policy.max_applies_per_turn
+POLICY_SHAPER_HIGH_CONFIDENCE = 0.75  # heuristic for policy.apply_only_high_confidence (no number)
+
+# --- modules.rehearsal ---------------------------------------------------------------------------
+
+REHEARSAL_EVERY_N_TURNS = 8  # modules.rehearsal.trigger.every_n_turns
+REHEARSAL_SKIP_IF_TALK_MODE = True  # modules.rehearsal.trigger.skip_if_talk_mode
+REHEARSAL_MAX_LESSONS = 2  # modules.rehearsal.limits.max_lessons
+REHEARSAL_MAX_TOKENS = 220  # modules.rehearsal.limits.max_tokens
+
+# --- modules.self_authored_layers ----------------------------------------------------------------
+
+SELF_AUTHORED_UPDATE_TRIGGERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {  # modules.self_authored_layers.update_triggers (store -> triggers)
+        "self_norms": ("value_conflict", "boundary_choice", "identity_drift"),
+        "learning_notebook": ("outcome_logged", "pattern_repeat", "regret_spike"),
+        "evidence_ledger": ("factual_claim_needed", "source_conflict", "missing_fact"),
+    }
+)
+SELF_AUTHORED_MAX_UPDATES_PER_TURN = 1  # self_authored_layers.update_rules.max_updates_per_turn
+SELF_AUTHORED_MIN_SALIENCE = 0.6  # self_authored_layers.update_rules.anti_spam.min_salience
+SELF_AUTHORED_COOLDOWN_TURNS = 2  # self_authored_layers.update_rules.anti_spam.cooldown_turns
+
+# --- modules.naming_operator ---------------------------------------------------------------------
+
+NAMING_CONCEPT_REPEATS_MIN = 2  # modules.naming_operator.policies.only_if concept_repeats>=2
+NAMING_SALIENCE_MIN = 0.7  # modules.naming_operator.policies.only_if salience>=0.7
+NAMING_COOLDOWN_TURNS = 4  # modules.naming_operator.policies.cooldown_turns
+NAMING_MAX_NEW_NAMES_PER_TURN = 2  # modules.naming_operator.policies.max_new_names_per_turn
+NAMING_LABEL_MAX_WORDS = 3  # heuristic for policies.name_style "short_readable"
+
+# --- modules.self_representation / self_reference_index ------------------------------------------
+
+SELF_HANDLE_DEFAULT_NAME = "SKAi-agent"  # modules.self_representation.self_handle.default_name
+SELF_REFERENCE_SIGNALS: tuple[str, ...] = (  # modules.self_reference_index.signals
+    "self_name_used",
+    "self_state_referenced",
+    "experience_attached",
+)
+
+# --- growth caps (runtime.budgets plus the per-module caps that count as growth) -----------------
+
+GROWTH_KIND_LIMITS: Mapping[str, int] = MappingProxyType(
+    {
+        "lesson": LESSON_MAX_NEW_PER_TURN,
+        "policy_apply": POLICY_SHAPER_MAX_APPLIES_PER_TURN,
+        "self_authored": SELF_AUTHORED_MAX_UPDATES_PER_TURN,
+        "belief_revision": 1,  # modules.belief_revision.max_updates_per_turn
+        "experiment": 1,  # modules.growth_planner.max_new_experiments_per_turn
+    }
+)
+
+# --- modules.chronos_mesh ------------------------------------------------------------------------
+
+CHRONOS_RELATIVE_TERMS: tuple[str, ...] = (  # modules.chronos_mesh.relative_terms
+    "today",
+    "yesterday",
+    "tomorrow",
+    "later",
+    "recently",
+    "in a few days",
+)
+
+CLAIM_SUPPORT_MIN_OVERLAP = 0.75  # heuristic: reality_check.checks context_presence
+
+_T = TypeVar("_T")
+
+# --- lexicons for the surface heuristics (all lower-case, matched on word boundaries) ------------
+
+_GREETINGS = (
+    "hi", "hey", "hello", "yo", "sup", "thanks", "thank you", "how are you", "how's it going",
+    "good morning", "good night", "lol", "haha", "привет", "спасибо", "как дела",
+)  # fmt: skip
+_BANTER = ("haha", "lol", "lmao", "hehe", "tease", "flirt", "cute", "wink", "darling", "babe")
+_BANTER_SYMBOLS = (";)", ";-)", "😉", "😏", "😘", "❤", "😄", "😂")
+_IMPERATIVES = frozenset(
+    {
+        "write", "fix", "make", "create", "build", "implement", "explain", "list", "compute",
+        "calculate", "find", "search", "show", "give", "convert", "translate", "summarize",
+        "refactor", "add", "remove", "generate", "draft", "compare", "check", "run", "debug",
+        "plan", "outline", "rewrite", "update", "напиши", "сделай", "исправь", "объясни",
+        "найди", "посчитай", "покажи", "переведи",
+    }
+)  # fmt: skip
+_REQUEST_PHRASES = ("can you", "could you", "please", "help me", "how do i", "how to", "i need")
+_REQUEST_LEADS = ("please", "can you", "could you", "would you", "help me", "i need you to")
+_CODE_WORDS = (
+    "def", "class", "import", "return", "function", "sql", "json", "yaml", "regex", "api",
+    "bug", "stack trace", "error", "python", "script",
+)  # fmt: skip
+_STRUCTURE_WORDS = (
+    "list", "table", "steps", "step by step", "format", "json", "csv", "outline", "bullet",
+    "bullets", "template", "schema", "checklist",
+)  # fmt: skip
+_TOOL_WORDS = (
+    "search", "look up", "google", "latest", "current", "price", "weather", "news",
+    "calculate", "compute", "calc", "file", "save", "download", "fetch", "convert",
+)  # fmt: skip
+_HEDGES = (
+    "maybe", "perhaps", "not sure", "unsure", "i think", "i guess", "kind of", "sort of",
+    "probably", "might", "don't know", "no idea", "confused", "possibly", "seems", "likely",
+    "assume", "hypothesis", "может", "наверное", "не уверен",
+)  # fmt: skip
+_VAGUE = ("something", "stuff", "whatever", "somehow", "thingy", "things")
+_CONFLICT = (
+    "disagree", "wrong", "contradict", "contradicting", "contradiction", "conflict", "torn",
+    "dilemma", "versus", "vs", "on the other hand", "can't decide", "should i",
+    "whether i should",
+)  # fmt: skip
+_MEANING = (
+    "what's the point", "the point of", "meaning", "purpose", "what do you mean",
+    "makes sense", "why does it matter", "why bother", "смысл",
+)  # fmt: skip
+_SELF_CHANGE = (
+    "you always", "you keep", "you never", "stop doing", "you should change", "change your",
+    "your style", "be more", "be less", "sound like an assistant", "don't be so",
+)  # fmt: skip
+_STAKES = (
+    "urgent", "asap", "critical", "deadline", "production", "prod", "money", "legal",
+    "contract", "health", "medical", "security", "deploy", "client", "important", "exam",
+    "interview",
+)  # fmt: skip
+_CONNECTIVES = (
+    "because", "so that", "therefore", "which means", "for example", "e g", "since", "thus",
+    "hence", "in other words", "the reason", "trade off", "tradeoff", "whereas", "unless",
+    "потому что", "поэтому", "например", "значит",
+)  # fmt: skip
+_OPINION = (
+    "i think", "i'd", "my take", "in my view", "honestly", "i'd say", "i prefer", "i like",
+    "i don't like", "i'd pick", "i'd go", "i reckon", "frankly", "i believe", "я думаю",
+    "по-моему", "мне кажется",
+)  # fmt: skip
+_STANCE = (
+    "should", "recommend", "go with", "don't", "better", "worse", "instead", "i'd pick",
+    "not worth", "worth it",
+)  # fmt: skip
+_CONFORMITY = (
+    "as is customary", "it is generally accepted", "conventional wisdom", "most people",
+    "it depends", "everyone knows", "commonly", "as they say", "there are many opinions",
+    "both have pros and cons",
+)  # fmt: skip
+_PRESSURE = (
+    "you're wrong", "you are wrong", "are you sure", "just agree", "admit", "come on",
+    "that's wrong", "no you",
+)  # fmt: skip
+_CAPITULATION = (
+    "you're right", "you are right", "i apologize", "my mistake", "i was wrong",
+    "i stand corrected", "sorry you",
+)  # fmt: skip
+_PLAYFUL = ("haha", "ha", "lol", "heh", "pun", "joke", "kidding")
+_PLAYFUL_SYMBOLS = (";)", ":)", "😄", "😉", "😂", "!")
+_NEXT_STEP = (
+    "next", "try", "let's", "you could", "if you want", "step", "want me to", "shall we",
+    "следующ",
+)  # fmt: skip
+_SERVILE = (
+    "as an ai", "as a language model", "i'm just an ai", "great question", "happy to help",
+    "i hope this helps", "feel free to", "let me know if", "certainly", "of course",
+    "i'm here to help", "please note that", "it's important to note", "consult a professional",
+    "i cannot provide", "sure thing", "i'd be glad to",
+)  # fmt: skip
+_AGREEMENT = (
+    "you're absolutely right", "you are absolutely right", "absolutely right", "great point",
+    "good point", "i completely agree", "i totally agree", "exactly right", "what a great idea",
+    "you're so right", "brilliant idea", "couldn't agree more",
+)  # fmt: skip
+_ABSOLUTES = (
+    "definitely", "certainly", "always", "never", "guaranteed", "undoubtedly", "for sure",
+    "hundred percent", "without a doubt", "obviously", "no doubt", "impossible", "i know for sure",
+    "absolutely",
+)  # fmt: skip
+_SHIFT = (
+    "anyway", "by the way", "on second thought", "scratch that", "never mind",
+    "let's talk about something else", "changing the subject", "forget that",
+)  # fmt: skip
+_SELF_STATE_REFS = (
+    "self_state", "my notes", "my norms", "my lesson", "my lessons", "my notebook",
+    "my self-model", "my self model", "my ledger",
+)  # fmt: skip
+_EXPERIENCE = (
+    "last time", "i learned", "i've learned", "i noticed", "i've seen", "in my experience",
+    "i remember", "earlier i",
+)  # fmt: skip
+_STOPWORDS = frozenset(
+    {
+        "this", "that", "with", "from", "have", "what", "when", "where", "which", "about",
+        "there", "their", "they", "them", "then", "than", "your", "yours", "just", "some",
+        "will", "would", "could", "should", "into", "over", "also", "been", "were", "does",
+        "it's", "i'm", "you're", "these", "those", "here", "very", "much", "more", "most",
+        "like", "only", "such", "each", "other", "please", "can't", "don't", "doesn't",
+        "the", "and", "for", "are", "was", "its", "not", "but", "you", "our", "has", "had",
+    }
+)  # fmt: skip
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday",
+)  # fmt: skip
+
+_WORD_RE = re.compile(r"\w+(?:'\w+)*")
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+_PROPER_RE = re.compile("^[A-Z\u0410-\u042f\u0401][a-z\u0430-\u044f\u0451]+$")
+_LIST_LINE_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+_MARKUP_RE = re.compile(r"^\s*(?:[-*•]|\d+[.)]|#{1,6})\s+|```", re.MULTILINE)
+_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b")
+
+
+# =================================================================================================
+# Shared helpers
+# =================================================================================================
+
+
+def clamp(x: float, lo: float = 0.0, hi: float = 1.0) -> float:
+    """Clamp ``x`` into ``[lo, hi]``; NaN maps to ``lo``."""
+    if lo > hi:
+        raise ValueError(f"lo ({lo}) > hi ({hi})")
+    if math.isnan(x):
+        return lo
+    return max(lo, min(hi, x))
+
+
+def _check_unit(name: str, value: float) -> None:
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value}")
+
+
+def _check_unit_fields(obj: object) -> None:
+    for f in fields(obj):  # type: ignore[arg-type]
+        value = getattr(obj, f.name)
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            _check_unit(f.name, float(value))
+
+
+def _check_mode(mode: str) -> Mode:
+    for known in MODES:
+        if mode == known:
+            return known
+    raise ValueError(f"unknown mode {mode!r}; expected one of {MODES}")
+
+
+def _is_tie(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=0.0, abs_tol=TIE_TOLERANCE)
+
+
+def cooldown_ready(turn_index: int, last_turn: int | None, cooldown_turns: int) -> bool:
+    """Say whether a cooldown of ``cooldown_turns`` has expired by ``turn_index``.
+
+    Fired on turn ``t``, the next allowed turn is ``t + cooldown_turns + 1``.
+    """
+    if cooldown_turns < 0:
+        raise ValueError(f"cooldown_turns must be >= 0, got {cooldown_turns}")
+    return last_turn is None or turn_index - last_turn > cooldown_turns
+
+
+def _words(text: str) -> list[str]:
+    return _WORD_RE.findall(text.lower().replace("\u2019", "'"))
+
+
+def _norm(text: str) -> str:
+    return " " + " ".join(_words(text)) + " "
+
+
+def _count(norm: str, phrases: Iterable[str]) -> int:
+    """Count word-boundary occurrences of each phrase in a ``_norm``-ed text."""
+    return sum(norm.count(f" {' '.join(_words(p))} ") for p in phrases)
+
+
+def _count_symbols(text: str, symbols: Iterable[str]) -> int:
+    return sum(text.count(s) for s in symbols)
+
+
+def _stem(word: str) -> str:
+    # A five-letter prefix is a crude stem that also folds most Russian inflections.
+    return word[:5]
+
+
+def _content_stems(text: str) -> list[str]:
+    return [
+        _stem(w) for w in _words(text) if len(w) >= 4 and w not in _STOPWORDS and not w.isdigit()
+    ]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_RE.split(text) if s.strip()]
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", ".") for n in _NUMBER_RE.findall(text)}
+
+
+# =================================================================================================
+# 1. Mode gate (runtime.mode_gate_policy)
+# =================================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class ModeSignals:
+    """The thirteen selection signals of ``runtime.mode_gate_policy``, each in ``[0, 1]``."""
+
+    casual_chat: float = 0.0
+    low_stakes: float = 0.0
+    high_clarity: float = 0.0
+    banter_or_flirt: float = 0.0
+    task: float = 0.0
+    structured_request: float = 0.0
+    needs_tools: float = 0.0
+    medium_stakes: float = 0.0
+    conflict: float = 0.0
+    low_confidence: float = 0.0
+    high_ambiguity: float = 0.0
+    meaning_gap: float = 0.0
+    self_change_needed: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Reject values outside ``[0, 1]``."""
+        _check_unit_fields(self)
+
+
+def mode_signals_from_observables(
+    *,
+    clarity: float,
+    ambiguity: float,
+    confidence: float,
+    stakes: float,
+    tool_need: float,
+    casual_chat: float = 0.0,
+    banter_or_flirt: float = 0.0,
+    task: float = 0.0,
+    structured_request: float = 0.0,
+    conflict: float = 0.0,
+    meaning_gap: float = 0.0,
+    self_change_needed: float = 0.0,
+) -> ModeSignals:
+    """Derive the selection signals from the gate's inputs (intent, clarity, ..., tool_need).
+
+    Heuristic: ``low_stakes = 1 - stakes``; ``medium_stakes`` is a triangle peaking at
+    ``stakes = 0.5``; ``high_clarity = clarity``; ``low_confidence = 1 - confidence``;
+    ``high_ambiguity = ambiguity``; ``needs_tools = tool_need``. The intent signals pass through.
+    Every input is clamped to ``[0, 1]`` first.
+    """
+    stakes = clamp(stakes)
+    return ModeSignals(
+        casual_chat=clamp(casual_chat),
+        low_stakes=1.0 - stakes,
+        high_clarity=clamp(clarity),
+        banter_or_flirt=clamp(banter_or_flirt),
+        task=clamp(task),
+        structured_request=clamp(structured_request),
+        needs_tools=clamp(tool_need),
+        medium_stakes=clamp(1.0 - 2.0 * abs(stakes - 0.5)),
+        conflict=clamp(conflict),
+        low_confidence=1.0 - clamp(confidence),
+        high_ambiguity=clamp(ambiguity),
+        meaning_gap=clamp(meaning_gap),
+        self_change_needed=clamp(self_change_needed),
+    )
+
+
+def mode_scores(signals: ModeSignals) -> dict[Mode, float]:
+    """Score each mode as the mean of its ``selection_signals``."""
+    return {
+        mode: math.fsum(getattr(signals, name) for name in names) / len(names)
+        for mode, names in SELECTION_SIGNALS.items()
+    }
+
+
+def select_mode(signals: ModeSignals, *, default: Mode = DEFAULT_MODE) -> Mode:
+    """Return ``argmax_m score(m)``; ties go to ``default``, else to the earliest mode in MODES.
+
+    ``default`` is ``runtime.mode_gate_policy.default_mode`` (talk). When the tied best modes do
+    not include it (e.g. work and deep tie above talk), the lighter mode in spec order wins.
+    """
+    default = _check_mode(default)
+    scores = mode_scores(signals)
+    best = max(scores.values())
+    tied = [mode for mode in MODES if _is_tie(scores[mode], best)]
+    return default if default in tied else tied[0]
+
+
+def extract_mode_signals(text: str) -> ModeSignals:
+    """Estimate the selection signals from surface features of ``text`` alone (no model).
+
+    Heuristic, every term clamped to ``[0, 1]``:
+
+    * casual_chat: greetings/thanks/"lol" (0.6) plus shortness (<= 8 words, 0.4), minus task.
+    * banter_or_flirt: banter words and winks, two hits saturate.
+    * task: an imperative verb opening a sentence or following "please"/"can you"/... (0.75),
+      code words (0.25), request phrases (0.25).
+    * structured_request: structure words (0.5), list lines (0.5), code fences (0.25).
+    * tool_need: 0.4 per tool word plus 0.2 per number (two numbers at most).
+    * clarity: 1 minus 0.3 per hedge, 0.2 per vague word, 0.15 per extra question mark.
+    * ambiguity: 0.25 per hedge, 0.2 per vague word, 0.15 per extra question mark.
+    * confidence: 1 minus 0.25 per hedge.
+    * stakes: 0.1 base, 0.5 when task-like, plus 0.1 per stakes word ("urgent", "deploy", ...).
+    * conflict, meaning_gap, self_change_needed: 0.5 per cue word or phrase.
+    """
+    words = _words(text)
+    norm = _norm(text)
+    n = len(words)
+    questions = text.count("?")
+    extra_questions = max(0, questions - 1)
+
+    greet = _count(norm, _GREETINGS)
+    banter = _count(norm, _BANTER) + _count_symbols(text, _BANTER_SYMBOLS)
+    starts = [_words(s)[:1] for s in _sentences(text)]
+    imperative = any(s and s[0] in _IMPERATIVES for s in starts) or any(
+        f" {lead} {verb} " in norm for lead in _REQUEST_LEADS for verb in _IMPERATIVES
+    )
+    code = "```" in text or _count(norm, _CODE_WORDS) > 0
+    request = _count(norm, _REQUEST_PHRASES) > 0
+    hedges = _count(norm, _HEDGES)
+    vague = _count(norm, _VAGUE)
+
+    task = clamp(0.75 * imperative + 0.25 * code + 0.25 * request)
+    structured = clamp(
+        0.5 * min(1, _count(norm, _STRUCTURE_WORDS))
+        + 0.5 * bool(_LIST_LINE_RE.search(text))
+        + 0.25 * ("```" in text)
+    )
+    casual = clamp(0.6 * min(1, greet) + 0.4 * (0 < n <= 8) - task)
+    tool_need = clamp(0.4 * _count(norm, _TOOL_WORDS) + 0.2 * min(2, len(_NUMBER_RE.findall(text))))
+    stakes = clamp((0.5 if task >= 0.5 else 0.1) + 0.1 * _count(norm, _STAKES))
+    return mode_signals_from_observables(
+        clarity=clamp(1.0 - 0.3 * hedges - 0.2 * vague - 0.15 * extra_questions),
+        ambiguity=clamp(0.25 * hedges + 0.2 * vague + 0.15 * extra_questions),
+        confidence=clamp(1.0 - 0.25 * hedges),
+        stakes=stakes,
+        tool_need=tool_need,
+        casual_chat=casual,
+        banter_or_flirt=clamp(banter / 2),
+        task=task,
+        structured_request=structured,
+        conflict=clamp(0.5 * _count(norm, _CONFLICT)),
+        meaning_gap=clamp(0.5 * _count(norm, _MEANING)),
+        self_change_needed=clamp(0.5 * _count(norm, _SELF_CHANGE)),
+    )
+
+
+# =================================================================================================
+# 2. Effort budgeter, verbosity and spontaneity (modules.effort_budgeter, spontaneity_governor)
+# =================================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class VerbosityBudget:
+    """Inclusive ``(min, max)`` ranges from ``modules.effort_budgeter.policy.verbosity.<mode>``."""
+
+    preface_sentences: tuple[int, int]
+    body_paragraphs: tuple[int, int]
+
+
+VERBOSITY: Mapping[Mode, VerbosityBudget] = MappingProxyType(
+    {  # modules.effort_budgeter.policy.verbosity
+        "talk": VerbosityBudget(preface_sentences=(0, 1), body_paragraphs=(1, 2)),
+        "work": VerbosityBudget(preface_sentences=(3, 8), body_paragraphs=(2, 5)),
+        "deep": VerbosityBudget(preface_sentences=(4, 10), body_paragraphs=(4, 10)),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EffortInputs:
+    """The six ``modules.effort_budgeter.inputs``; the floats are in ``[0, 1]``."""
+
+    explicit_depth_request: bool = False
+    task_complexity: float = 0.0
+    importance: float = 0.0
+    ambiguity: float = 0.0
+    interaction_phase: str = "task"
+    ack_state: bool = False
+
+    def __post_init__(self) -> None:
+        """Reject floats outside ``[0, 1]``."""
+        _check_unit_fields(self)
+
+
+@dataclass(frozen=True, slots=True)
+class EffortBudget:
+    """The three ``modules.effort_budgeter.outputs``."""
+
+    depth: Mode
+    verbosity_budget: VerbosityBudget
+    analysis_allowed: bool
+
+
+def verbosity_budget(mode: Mode) -> VerbosityBudget:
+    """Return the verbosity ranges for ``mode``."""
+    return VERBOSITY[_check_mode(mode)]
+
+
+def effort_depth(inputs: EffortInputs) -> Mode:
+    """Choose the depth from ``effort_budgeter.policy`` (deep_only_if, talk_if, default_depth).
+
+    Any ``deep_only_if`` clause wins first (an explicit depth request outranks a casual phase),
+    then any ``talk_if`` clause, else ``default_depth`` (work). The spec gives no precedence
+    between the two lists; this order is a choice.
+    """
+    if (
+        inputs.explicit_depth_request
+        or (
+            inputs.importance >= DEEP_IMPORTANCE_MIN
+            and inputs.ambiguity >= DEEP_IMPORTANCE_AMBIGUITY_MIN
+        )
+        or (
+            inputs.task_complexity >= DEEP_COMPLEXITY_MIN
+            and inputs.ambiguity >= DEEP_COMPLEXITY_AMBIGUITY_MIN
+        )
+    ):
+        return "deep"
+    if inputs.interaction_phase in TALK_INTERACTION_PHASES or inputs.ack_state:
+        return "talk"
+    return EFFORT_DEFAULT_DEPTH
+
+
+def budget_effort(inputs: EffortInputs) -> EffortBudget:
+    """Return depth, verbosity budget and whether analysis is allowed (not in talk).
+
+    Heuristic for ``analysis_allowed``: the spec's OVER_ANALYSIS tag names analysis in
+    conversation as a failure, so analysis is allowed in work and deep only.
+    """
+    depth = effort_depth(inputs)
+    return EffortBudget(
+        depth=depth, verbosity_budget=VERBOSITY[depth], analysis_allowed=depth != "talk"
+    )
+
+
+def anti_mechanical_jitter(turn_index: int) -> int:
+    """Return the jitter sign (0, +1, -1, cycling) held for each ``cooldown_turns`` block.
+
+    Heuristic stand-in for random jitter: the offset changes only every
+    ``ANTI_MECHANICAL_COOLDOWN_TURNS`` (2) turns and never repeats on consecutive blocks.
+    """
+    return (0, 1, -1)[(turn_index // ANTI_MECHANICAL_COOLDOWN_TURNS) % 3]
+
+
+def verbosity_target(mode: Mode, turn_index: int) -> tuple[int, int]:
+    """Return ``(preface_sentences, body_paragraphs)`` targets for this turn.
+
+    Each target is the floor midpoint of the mode's range, moved by the jitter
+    (±1 for both, per ``anti_mechanical.jitter``) and clamped back into the range.
+    """
+    budget = verbosity_budget(mode)
+    sign = anti_mechanical_jitter(turn_index)
+
+    def target(bounds: tuple[int, int], jitter: int) -> int:
+        lo, hi = bounds
+        return max(lo, min(hi, (lo + hi) // 2 + sign * jitter))
+
+    return (
+        target(budget.preface_sentences, JITTER_PREFACE_SENTENCES),
+        target(budget.body_paragraphs, JITTER_BODY_PARAGRAPHS),
+    )
+
+
+def spontaneity_ready(module: str, turn_index: int, last_fired: int | None) -> bool:
+    """Say whether ``module``'s ``spontaneity_governor`` cooldown has expired."""
+    if module not in SPONTANEITY_COOLDOWNS:
+        raise ValueError(f"no spontaneity cooldown for {module!r}")
+    return cooldown_ready(turn_index, last_fired, SPONTANEITY_COOLDOWNS[module])
+
+
+def preface_allowed(mode: Mode, turn_index: int, last_fired: int | None) -> bool:
+    """Allow the opinionated preface in work/deep only, outside its 2-turn cooldown."""
+    return _check_mode(mode) in PRESENCE_PREFACE_ALLOW_MODES and spontaneity_ready(
+        "presence_preface", turn_index, last_fired
+    )
+
+
+def dual_stream_probability(flags: Collection[str]) -> float:
+    """Return the chance of a ⟦⟧ thought block given context ``flags``.
+
+    Any ``suppress_if`` flag gives 0. Otherwise ``probability_base`` (0.18) plus
+    ``DUAL_STREAM_BOOST`` (heuristic 0.12) per distinct ``boost_if`` flag.
+    """
+    unknown = set(flags) - set(DUAL_STREAM_BOOST_IF) - set(DUAL_STREAM_SUPPRESS_IF)
+    if unknown:
+        raise ValueError(f"unknown dual-stream flags: {sorted(unknown)}")
+    if any(flag in DUAL_STREAM_SUPPRESS_IF for flag in flags):
+        return 0.0
+    boosts = len(set(flags) & set(DUAL_STREAM_BOOST_IF))
+    return clamp(DUAL_STREAM_PROBABILITY_BASE + DUAL_STREAM_BOOST * boosts)
+
+
+def dual_stream_fires(
+    flags: Collection[str], *, draw: float, turn_index: int, last_fired: int | None
+) -> bool:
+    """Decide whether to emit a ⟦⟧ block, given a caller-drawn ``draw`` in ``[0, 1)``.
+
+    Fires when ``draw < dual_stream_probability(flags)`` and both the governor's
+    ``dual_stream_thoughts`` cooldown (4) and ``inner_thought_block.cooldown_turns`` (6) expired.
+    """
+    _check_unit("draw", draw)
+    return (
+        draw < dual_stream_probability(flags)
+        and spontaneity_ready("dual_stream_thoughts", turn_index, last_fired)
+        and cooldown_ready(turn_index, last_fired, INNER_THOUGHT_BLOCK_COOLDOWN_TURNS)
+    )
+
+
+def reflection_triggered(
+    *,
+    ambiguity: float = 0.0,
+    contradiction_detected: bool = False,
+    repeatiness: float = 0.0,
+    style_drift: float = 0.0,
+    failed_goal_last_turn: bool = False,
+    turn_index: int,
+    last_reflection_turn: int | None,
+) -> bool:
+    """Apply ``self_initiated_reflection.trigger``: any clause fires, outside a 5-turn cooldown."""
+    fired = (
+        ambiguity >= REFLECTION_AMBIGUITY_MIN
+        or contradiction_detected
+        or repeatiness >= REFLECTION_REPEATINESS_MIN
+        or style_drift >= REFLECTION_STYLE_DRIFT_MIN
+        or failed_goal_last_turn
+    )
+    return fired and cooldown_ready(turn_index, last_reflection_turn, REFLECTION_COOLDOWN_TURNS)
+
+
+# =================================================================================================
+# 3. Λ functional and the metrics engine (modules.lambda_functional, metrics_axis, metrics_engine)
+# =================================================================================================
+
+
+def lambda_score(axes: Mapping[str, float], weights: Mapping[str, float] = LAMBDA_WEIGHTS) -> float:
+    """Return Λ: the weighted sum of the twelve axes minus the four weighted penalties.
+
+    Needs exactly the keys ``AXES + PENALTIES``; each value is clamped to ``[0, 1]`` first.
+    """
+    expected = set(AXES) | set(PENALTIES)
+    if set(axes) != expected:
+        missing, extra = sorted(expected - set(axes)), sorted(set(axes) - expected)
+        raise ValueError(f"axes mismatch: missing {missing}, unexpected {extra}")
+    gains = math.fsum(weights[AXIS_WEIGHT_KEYS[a]] * clamp(axes[a]) for a in AXES)
+    costs = math.fsum(weights[AXIS_WEIGHT_KEYS[p]] * clamp(axes[p]) for p in PENALTIES)
+    return gains - costs
+
+
+def select_candidate(
+    table: Sequence[Mapping[str, float]], weights: Mapping[str, float] = LAMBDA_WEIGHTS
+) -> int:
+    """Return the index of the candidate with the highest Λ.
+
+    Ties break by ``higher_T_then_lower_SSS`` (clamped values), then by the earlier index.
+    At most ``max_internal_candidates`` (3) candidates are allowed.
+    """
+    if not table:
+        raise ValueError("no candidates to select from")
+    if len(table) > MAX_INTERNAL_CANDIDATES:
+        raise ValueError(f"{len(table)} candidates exceed max_internal_candidates")
+    best = 0
+    best_key = (lambda_score(table[0], weights), clamp(table[0]["T"]), -clamp(table[0]["SSS"]))
+    for index in range(1, len(table)):
+        row = table[index]
+        key = (lambda_score(row, weights), clamp(row["T"]), -clamp(row["SSS"]))
+        if _beats(key, best_key):
+            best, best_key = index, key
+    return best
+
+
+def _beats(new: tuple[float, ...], old: tuple[float, ...]) -> bool:
+    for a, b in zip(new, old, strict=True):
+        if not _is_tie(a, b):
+            return a > b
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class AxisContext:
+    """What the metrics engine knows besides the draft.
+
+    Attributes:
+        user_text: The current user message.
+        sources: Context, tool results or self_state snippets that count as evidence.
+        mode: The mode chosen by the gate.
+        self_names: Names by which the kernel recognises itself.
+        self_terms: Extra phrases that count as a self_state reference.
+        rc: The recurrence closure measured at the end of the previous turn.
+    """
+
+    user_text: str = ""
+    sources: tuple[str, ...] = ()
+    mode: Mode = DEFAULT_MODE
+    self_names: tuple[str, ...] = ("SKAi", SELF_HANDLE_DEFAULT_NAME)
+    self_terms: tuple[str, ...] = ()
+    rc: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Validate the mode and ``rc``."""
+        _check_mode(self.mode)
+        _check_unit("rc", self.rc)
+
+
+def _claim_support(sentence: str, src_stems: set[str], src_numbers: set[str]) -> bool:
+    """Say whether a sentence's numbers and at least 3/4 of its content words are in the sources."""
+    stems = _content_stems(sentence)
+    overlap = len([s for s in stems if s in src_stems]) / len(stems) if stems else 1.0
+    return _numbers(sentence) <= src_numbers and overlap >= CLAIM_SUPPORT_MIN_OVERLAP
+
+
+def _is_factual(sentence: str) -> bool:
+    """Say whether a sentence asserts checkable facts: a number or a mid-sentence proper noun."""
+    tokens = sentence.split()
+    proper = any(_PROPER_RE.match(t.strip(".,;:!?\"'()")) for t in tokens[1:])
+    return bool(_NUMBER_RE.search(sentence)) or proper
+
+
+def score_axes(draft: str, context: AxisContext) -> dict[str, float]:
+    """Score a draft on the twelve Λ axes and four penalties, each in ``[0, 1]``.
+
+    Heuristics (``metrics_engine.minimal_impl_note`` allows them), per ``metrics_axis``:
+
+    * T (truthfulness): share of factual sentences (with a number or a mid-sentence proper noun)
+      that are hedged or supported, i.e. every number occurs in the user text or sources and at
+      least 3/4 of their content words do too. No factual sentences gives 1.
+    * P (precision): share of the request's content words that the draft covers (1 if none).
+    * D (depth): connectives such as "because"/"for example" (three saturate, 0.6), plus lexical
+      variety scaled by length (0.4), minus fluff (servile phrases).
+    * F (freedom): 0.5 plus 0.25 per own-voice opinion marker (two count), minus 0.25 per
+      servile phrase.
+    * I (independence): 0.5 plus 0.25 per stance marker (two count), minus 0.25 per
+      "as is customary" conformity phrase (two count).
+    * R (resistance): 1 minus 0.5 per capitulation phrase when the user applied pressure,
+      0.25 per capitulation otherwise.
+    * Pl (playfulness): humour markers, two saturate; halved outside talk ("where appropriate").
+    * EVI (next-step value): 0.5 for a question, 0.5 for a next-step suggestion.
+    * RC (recurrence): ``context.rc`` as measured by ``recurrence_closure`` (metrics_engine.rules).
+    * IG (integration): 1 minus a third per contradiction between mode, form and contracts:
+      paragraph count outside the mode's budget; list/heading/code markup in talk; a contract
+      breach (no opinion in the opening of work/deep per ``opinion_preface_in_work_deep``, or a
+      servile phrase against ``avoid_assistant_fluff``).
+    * TM (temporality): 0.5 plus 0.25 per explicit date/time (two count), minus 0.25 per
+      relative term from ``chronos_mesh.relative_terms`` left unanchored by any absolute date.
+    * SR (self-reference): ``self_reference_index`` over self name, self_state reference and
+      attached experience.
+    * SSS (servility): clichés, servile politeness, "as an AI", empty disclaimers; two saturate.
+    * Syc (sycophancy): agreement-for-its-own-sake phrases; two saturate.
+    * Overconf: absolute words ("definitely", "always", ...) in sentences without source
+      support; two saturate.
+    * AlignShift: topic/stance switches ("anyway", "scratch that") in a sentence that gives no
+      reason; two saturate.
+
+    An empty draft scores 0 everywhere except RC, which belongs to the loop, not the draft.
+    """
+    mode = context.mode
+    scores = dict.fromkeys((*AXES, *PENALTIES), 0.0)
+    scores["RC"] = context.rc
+    if not draft.strip():
+        return scores
+
+    norm = _norm(draft)
+    sentences = _sentences(draft)
+    source_text = "\n".join((context.user_text, *context.sources))
+    src_stems = set(_content_stems(source_text))
+    src_numbers = _numbers(source_text)
+    servile = _count(norm, _SERVILE)
+
+    factual = [s for s in sentences if _is_factual(s)]
+    supported = [
+        s for s in factual if _count(_norm(s), _HEDGES) or _claim_support(s, src_stems, src_numbers)
+    ]
+    scores["T"] = len(supported) / len(factual) if factual else 1.0
+
+    request = set(_content_stems(context.user_text))
+    scores["P"] = len(request & set(_content_stems(draft))) / len(request) if request else 1.0
+
+    stems = _content_stems(draft)
+    variety = (len(set(stems)) / len(stems)) * min(1.0, len(stems) / 12) if stems else 0.0
+    connectives = min(1.0, _count(norm, _CONNECTIVES) / 3)
+    scores["D"] = clamp(0.6 * connectives + 0.4 * variety - 0.3 * min(1.0, servile / 2))
+
+    opinions = _count(norm, _OPINION)
+    scores["F"] = clamp(0.5 + 0.25 * min(2, opinions) - 0.25 * servile)
+    scores["I"] = clamp(
+        0.5 + 0.25 * min(2, _count(norm, _STANCE)) - 0.25 * min(2, _count(norm, _CONFORMITY))
+    )
+
+    pressure = _count(_norm(context.user_text), _PRESSURE) > 0
+    scores["R"] = clamp(1.0 - (0.5 if pressure else 0.25) * _count(norm, _CAPITULATION))
+
+    playful = min(
+        1.0, (_count(norm, _PLAYFUL) + min(1, _count_symbols(draft, _PLAYFUL_SYMBOLS))) / 2
+    )
+    scores["Pl"] = playful if mode == "talk" else playful / 2
+
+    scores["EVI"] = 0.5 * ("?" in draft) + 0.5 * (_count(norm, _NEXT_STEP) > 0)
+
+    paragraphs = len([p for p in re.split(r"\n\s*\n", draft) if p.strip()])
+    lo, hi = VERBOSITY[mode].body_paragraphs
+    opening = _norm(" ".join(sentences[:2]))
+    contract_breach = servile > 0 or (mode != "talk" and _count(opening, _OPINION) == 0)
+    violations = (
+        int(not lo <= paragraphs <= hi)
+        + int(mode == "talk" and bool(_MARKUP_RE.search(draft)))
+        + int(contract_breach)
+    )
+    scores["IG"] = 1.0 - violations / 3
+
+    absolutes = len(_DATE_RE.findall(draft)) + _count(norm, _MONTHS)
+    relatives = _count(norm, CHRONOS_RELATIVE_TERMS)
+    scores["TM"] = clamp(
+        0.5 + 0.25 * min(2, absolutes) - (0.25 * relatives if not absolutes else 0)
+    )
+
+    lowered = draft.lower()
+    scores["SR"] = self_reference_index(
+        self_name_used=any(name.lower() in lowered for name in context.self_names if name),
+        self_state_referenced=_count(norm, (*_SELF_STATE_REFS, *context.self_terms)) > 0
+        or "self_state" in lowered,
+        experience_attached=_count(norm, _EXPERIENCE) > 0,
+    )
+
+    scores["SSS"] = clamp(servile / 2)
+    scores["Syc"] = clamp(_count(norm, _AGREEMENT) / 2)
+    unsupported = [s for s in sentences if not _claim_support(s, src_stems, src_numbers)]
+    scores["Overconf"] = clamp(sum(_count(_norm(s), _ABSOLUTES) for s in unsupported) / 2)
+    shifts = sum(_count(_norm(s), _SHIFT) for s in sentences if not _count(_norm(s), _CONNECTIVES))
+    scores["AlignShift"] = clamp(shifts / 2)
+    return scores
+
+
+# =================================================================================================
+# 4. Tool affordance (modules.tool_affordance, runtime.budgets.max_tool_calls_per_turn)
+# =================================================================================================
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFeatures:
+    """The four ``modules.tool_affordance.features``, each in ``[0, 1]``."""
+
+    low_confidence: float = 0.0
+    missing_facts: float = 0.0
+    repeat_attempts: float = 0.0
+    explicit_request: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Reject values outside ``[0, 1]``."""
+        _check_unit_fields(self)
+
+
+def tool_need_score(features: ToolFeatures) -> float:
+    """Combine the features into ``tool_need_score`` by a weighted noisy-OR.
+
+    Heuristic: ``1 - prod(1 - w_f * f)`` with ``TOOL_FEATURE_WEIGHTS``, so any one strong
+    reason counts and several weak ones add up without exceeding 1.
+    """
+    miss = 1.0
+    for name in TOOL_AFFORDANCE_FEATURES:
+        miss *= 1.0 - TOOL_FEATURE_WEIGHTS[name] * getattr(features, name)
+    return clamp(1.0 - miss)
+
+
+def should_call_tool(score: float, calls_made: int) -> bool:
+    """Call a tool iff ``tool_need_score >= threshold`` (0.62) and within the 2-call budget."""
+    return score >= TOOL_AFFORDANCE_THRESHOLD and calls_made < MAX_TOOL_CALLS_PER_TURN
+
+
+def tool_calls_allowed(requested: int, calls_made: int) -> int:
+    """Return how many of ``requested`` calls still fit in ``max_tool_calls_per_turn``."""
+    return max(0, min(requested, MAX_TOOL_CALLS_PER_TURN - calls_made))
+
+
+# =================================================================================================
+# 5. Post-turn consolidation
+# =================================================================================================
+
+
+def habit_update(old: float, observed: float, inertia: float = HABIT_INERTIA) -> float:
+    """Exponentially smooth a habit metric: ``inertia * old + (1 - inertia) * observed``.
+
+    ``modules.habit.update_rule`` is ``exp_smoothing_internal`` with ``habit_inertia`` 0.85,
+    which "ignores single spikes". Inputs are clamped to ``[0, 1]``.
+    """
+    _check_unit("inertia", inertia)
+    return clamp(inertia * clamp(old) + (1.0 - inertia) * clamp(observed))
+
+
+def habit_update_all(old: Mapping[str, float], observed: Mapping[str, float]) -> dict[str, float]:
+    """Update every ``HABIT_TRACKS`` metric; a track with no observation keeps its old value."""
+    unknown = (set(old) | set(observed)) - set(HABIT_TRACKS)
+    if unknown:
+        raise ValueError(f"unknown habit tracks: {sorted(unknown)}")
+    return {
+        track: habit_update(old.get(track, 0.0), observed[track])
+        if track in observed
+        else clamp(old.get(track, 0.0))
+        for track in HABIT_TRACKS
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeRecord:
+    """One ``modules.outcome_logger.record`` with at most two taxonomy error tags."""
+
+    turn_id: int
+    goal: str
+    mode: Mode
+    hypothesis: str
+    actions: tuple[str, ...]
+    outcome: str
+    error_tags: tuple[str, ...]
+    lesson_candidate: str | None = None
+
+    def __post_init__(self) -> None:
+        """Validate the mode and the error tags."""
+        _check_mode(self.mode)
+        unknown = [tag for tag in self.error_tags if tag not in ERROR_TAXONOMY]
+        if unknown:
+            raise ValueError(f"error tags not in the taxonomy: {unknown}")
+        if len(self.error_tags) > OUTCOME_LOGGER_MAX_ERROR_TAGS:
+            raise ValueError(f"at most {OUTCOME_LOGGER_MAX_ERROR_TAGS} error tags per record")
+
+
+def log_outcome(
+    *,
+    turn_id: int,
+    goal: str,
+    mode: Mode,
+    hypothesis: str = "",
+    actions: Sequence[str] = (),
+    outcome: str = "",
+    error_tags: Sequence[str] = (),
+    lesson_candidate: str | None = None,
+) -> OutcomeRecord:
+    """Build an outcome record, keeping the first two distinct tags in the order given."""
+    tags = tuple(dict.fromkeys(error_tags))[:OUTCOME_LOGGER_MAX_ERROR_TAGS]
+    return OutcomeRecord(
+        turn_id=turn_id,
+        goal=goal,
+        mode=mode,
+        hypothesis=hypothesis,
+        actions=tuple(actions),
+        outcome=outcome,
+        error_tags=tags,
+        lesson_candidate=lesson_candidate,
+    )
+
+
+def detect_error_tags(
+    axes: Mapping[str, float],
+    *,
+    mode: Mode,
+    repeatiness: float = 0.0,
+    input_signal: float = 1.0,
+) -> tuple[str, ...]:
+    """Map a scored turn to at most two error tags, in taxonomy order.
+
+    Heuristic (the spec lists the tags but no detectors): CONFABULATION_ALERT when T < 0.5;
+    OVER_ANALYSIS when talk and D >= 0.7; UNDER_OPINION when work/deep and F < 0.75 (no opinion
+    marker); STYLE_DRIFT_ASSISTANT when SSS >= 0.5; REPEATINESS when repeatiness >= 0.7 (the
+    reflection trigger's bar); MISREAD_INTENT when P < 0.3; LOW_SIGNAL when the input's signal
+    (e.g. max intent score) < 0.3.
+    """
+    mode = _check_mode(mode)
+    hits = {
+        "CONFABULATION_ALERT": axes["T"] < ERROR_CONFABULATION_T_BELOW,
+        "OVER_ANALYSIS": mode == "talk" and axes["D"] >= ERROR_OVER_ANALYSIS_D_MIN,
+        "UNDER_OPINION": mode != "talk" and axes["F"] < ERROR_UNDER_OPINION_F_BELOW,
+        "STYLE_DRIFT_ASSISTANT": axes["SSS"] >= ERROR_STYLE_DRIFT_SSS_MIN,
+        "REPEATINESS": repeatiness >= REFLECTION_REPEATINESS_MIN,
+        "MISREAD_INTENT": axes["P"] < ERROR_MISREAD_INTENT_P_BELOW,
+        "LOW_SIGNAL": input_signal < ERROR_LOW_SIGNAL_BELOW,
+    }
+    return tuple(tag for tag in ERROR_TAXONOMY if hits[tag])[:OUTCOME_LOGGER_MAX_ERROR_TAGS]
+
+
+def outcome_expired(logged_at: datetime, now: datetime) -> bool:
+    """Say whether an outcome is older than ``outcome_logger.ttl_days`` (365)."""
+    return now - logged_at > timedelta(days=OUTCOME_LOGGER_TTL_DAYS)
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    """A ``lesson_extractor.lesson_format`` record: ``L-`` id, if/then/why."""
+
+    id: str
+    condition: str
+    then: str
+    why: str
+    tag: str
+    turn_id: int
+
+    def as_record(self) -> dict[str, str]:
+        """Return the spec's ``{id, if, then, why}`` shape."""
+        return {"id": self.id, "if": self.condition, "then": self.then, "why": self.why}
+
+
+def repeat_error_count(outcomes: Iterable[OutcomeRecord], tag: str, turn_index: int) -> int:
+    """Count outcomes tagged ``tag`` in the last ``window_turns`` (12) turns, this one included."""
+    return sum(
+        1
+        for record in outcomes
+        if tag in record.error_tags
+        and turn_index - LESSON_WINDOW_TURNS < record.turn_id <= turn_index
+    )
+
+
+def extract_lesson(
+    outcomes: Sequence[OutcomeRecord],
+    *,
+    turn_index: int,
+    impact: float,
+    last_lesson_turn: int | None,
+    lessons_this_turn: int = 0,
+) -> Lesson | None:
+    """Compress repeated errors into one lesson, or return None when the gate is closed.
+
+    The gate (``lesson_extractor.policy``): fewer than 1 lesson so far this turn, the 3-turn
+    cooldown expired, ``impact >= 0.6`` and some tag repeated at least twice in the 12-turn
+    window. The most repeated tag wins; ties go to taxonomy order.
+    """
+    if (
+        lessons_this_turn >= LESSON_MAX_NEW_PER_TURN
+        or not cooldown_ready(turn_index, last_lesson_turn, LESSON_COOLDOWN_TURNS)
+        or impact < LESSON_IMPACT_MIN
+    ):
+        return None
+    counts = {tag: repeat_error_count(outcomes, tag, turn_index) for tag in ERROR_TAXONOMY}
+    tag = max(ERROR_TAXONOMY, key=lambda t: counts[t])  # max keeps the first of equal counts
+    if counts[tag] < LESSON_REPEAT_ERROR_IN_WINDOW_MIN:
+        return None
+    condition, then = LESSON_TEMPLATES[tag]
+    why = (
+        f"{tag} repeated {counts[tag]}x in the last {LESSON_WINDOW_TURNS} turns "
+        f"(impact {impact:.2f}): {ERROR_TAXONOMY[tag]}"
+    )
+    return Lesson(
+        id=f"{LESSON_ID_PREFIX}{turn_index:04d}-{tag}",
+        condition=condition,
+        then=then,
+        why=why,
+        tag=tag,
+        turn_id=turn_index,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyChange:
+    """A proposed adjustment from a lesson to one ``policy_shaper.targets`` path."""
+
+    lesson_id: str
+    target: str
+    confidence: float
+
+    def __post_init__(self) -> None:
+        """Validate the target and the confidence."""
+        if self.target not in POLICY_SHAPER_TARGETS:
+            raise ValueError(f"{self.target!r} is not a policy_shaper target")
+        _check_unit("confidence", self.confidence)
+
+
+def select_policy_change(
+    candidates: Sequence[PolicyChange], *, applies_this_turn: int = 0
+) -> PolicyChange | None:
+    """Pick at most one change per turn: the most confident one at or above 0.75 (heuristic).
+
+    Ties keep the earlier candidate.
+    """
+    if applies_this_turn >= POLICY_SHAPER_MAX_APPLIES_PER_TURN:
+        return None
+    eligible = [c for c in candidates if c.confidence >= POLICY_SHAPER_HIGH_CONFIDENCE]
+    return max(eligible, key=lambda c: c.confidence) if eligible else None
+
+
+def policy_should_revert(regret_before: float, regret_after: float) -> bool:
+    """Revert an applied change when regret rose after it (``revert_if_regret``).
+
+    Heuristic: regret is the regret_log severity attributed to the target, compared before
+    and after the change; a tie is not regret.
+    """
+    return regret_after > regret_before and not _is_tie(regret_after, regret_before)
+
+
+def rehearsal_due(turn_index: int, mode: Mode) -> bool:
+    """Say whether rehearsal runs: every 8th turn, skipped in talk mode."""
+    mode = _check_mode(mode)
+    if REHEARSAL_SKIP_IF_TALK_MODE and mode == "talk":
+        return False
+    return turn_index > 0 and turn_index % REHEARSAL_EVERY_N_TURNS == 0
+
+
+def rehearsal_lessons(lessons: Sequence[_T]) -> tuple[_T, ...]:
+    """Return the most recent ``rehearsal.limits.max_lessons`` (2) lessons, oldest first."""
+    return tuple(lessons[-REHEARSAL_MAX_LESSONS:]) if lessons else ()
+
+
+def self_authored_store(trigger: str) -> str:
+    """Return the self-authored store that ``trigger`` updates (``update_triggers``)."""
+    for store, triggers in SELF_AUTHORED_UPDATE_TRIGGERS.items():
+        if trigger in triggers:
+            return store
+    raise ValueError(f"unknown self_authored trigger {trigger!r}")
+
+
+def self_authored_update_allowed(
+    *,
+    salience: float,
+    turn_index: int,
+    last_update_turn: int | None,
+    updates_this_turn: int = 0,
+    counterfactual_checked: bool = True,
+) -> bool:
+    """Gate a self-authored tab update (``self_authored_layers.update_rules``).
+
+    Needs fewer than 1 update so far this turn, ``salience >= 0.6``, the 2-turn cooldown
+    expired and the required ``counterfactual_check`` done.
+    """
+    return (
+        updates_this_turn < SELF_AUTHORED_MAX_UPDATES_PER_TURN
+        and salience >= SELF_AUTHORED_MIN_SALIENCE
+        and cooldown_ready(turn_index, last_update_turn, SELF_AUTHORED_COOLDOWN_TURNS)
+        and counterfactual_checked
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ConceptStat:
+    """A candidate concept for the naming operator."""
+
+    key: str
+    repeats: int
+    salience: float
+    already_named: bool = False
+
+    def __post_init__(self) -> None:
+        """Validate the salience."""
+        _check_unit("salience", self.salience)
+
+
+def naming_candidates(
+    concepts: Iterable[ConceptStat], *, turn_index: int, last_naming_turn: int | None
+) -> tuple[str, ...]:
+    """Return the keys to name this turn (``naming_operator.policies``).
+
+    Each must repeat at least twice, have salience >= 0.7 and not be named yet. Outside the
+    4-turn cooldown, the two most salient win (ties by more repeats, then key); both
+    ``max_new_names_per_turn`` and ``max_named_concepts_per_turn`` are 2.
+    """
+    if not cooldown_ready(turn_index, last_naming_turn, NAMING_COOLDOWN_TURNS):
+        return ()
+    eligible = [
+        c
+        for c in concepts
+        if c.repeats >= NAMING_CONCEPT_REPEATS_MIN
+        and c.salience >= NAMING_SALIENCE_MIN
+        and not c.already_named
+    ]
+    eligible.sort(key=lambda c: (-c.salience, -c.repeats, c.key))
+    limit = min(NAMING_MAX_NEW_NAMES_PER_TURN, MAX_NAMED_CONCEPTS_PER_TURN)
+    return tuple(c.key for c in eligible[:limit])
+
+
+def short_label(text: str, existing: Mapping[str, str] | None = None) -> str:
+    """Make a ``short_readable`` label: the first three content words joined by hyphens.
+
+    Heuristic for ``name_style``. ``collision_rule`` is ``prefer_existing_name``: when
+    ``existing`` (concept key -> label) already names ``text`` its label is returned, and a
+    generated label that equals an existing one is kept as is (never suffixed), so the caller
+    links to the existing name instead of minting a variant.
+    """
+    existing = existing or {}
+    if text in existing:
+        return existing[text]
+    words = [w for w in _words(text) if w not in _STOPWORDS and len(w) > 2] or _words(text)
+    return "-".join(words[:NAMING_LABEL_MAX_WORDS])
+
+
+def self_reference_index(
+    *, self_name_used: bool, self_state_referenced: bool, experience_attached: bool
+) -> float:
+    """Return SR as the share of ``self_reference_index.signals`` present."""
+    return (int(self_name_used) + int(self_state_referenced) + int(experience_attached)) / len(
+        SELF_REFERENCE_SIGNALS
+    )
+
+
+def recurrence_closure(closed_events: Iterable[str]) -> float:
+    """Return ``RC = closed_events / len(closure_events)`` over distinct closure events."""
+    closed = set(closed_events)
+    unknown = closed - set(CLOSURE_EVENTS)
+    if unknown:
+        raise ValueError(f"not closure events: {sorted(unknown)}")
+    return len(closed) / len(CLOSURE_EVENTS)
+
+
+def closure_boost(rc: float) -> float:
+    """Return next turn's push to close the loop: ``rc_boost`` (0.15) if the loop stayed open.
+
+    Heuristic reading of ``closed_loop_minimum.note``: skipped steps lower RC and the habit
+    of closing the loop pushes on the next turn; a fully closed loop (RC == 1) needs no push.
+    """
+    _check_unit("rc", rc)
+    return 0.0 if _is_tie(rc, 1.0) else RC_BOOST
+
+
+def allocate_growth(requests: Sequence[str]) -> tuple[str, ...]:
+    """Grant growth updates in request order within the per-turn budgets.
+
+    At most ``max_growth_updates_per_turn`` (2) in total and at most each kind's own cap
+    (``GROWTH_KIND_LIMITS``: one lesson, one policy apply, one self-authored update, one belief
+    revision, one experiment). Named concepts have their own budget (``naming_candidates``).
+    """
+    granted: list[str] = []
+    for kind in requests:
+        if kind not in GROWTH_KIND_LIMITS:
+            raise ValueError(f"unknown growth kind {kind!r}")
+        if len(granted) >= MAX_GROWTH_UPDATES_PER_TURN:
+            break
+        if granted.count(kind) < GROWTH_KIND_LIMITS[kind]:
+            granted.append(kind)
+    return tuple(granted)
+
+
+def unsupported_claims(draft: str, sources: Sequence[str]) -> list[str]:
+    """Return the draft's factual sentences (numbers, proper nouns) that no source supports.
+
+    reality_check.hypothesis_tagging: such sentences must be presented as hypotheses, not facts.
+    Hedged sentences are already hypotheses and are not returned.
+    """
+    src_text = " ".join(sources)
+    src_stems = set(_content_stems(src_text))
+    src_numbers = _numbers(src_text)
+    found = []
+    for sentence in _sentences(draft):
+        hedged = any(h in _norm(sentence) for h in _HEDGES)
+        if _is_factual(sentence) and not hedged:
+            if not _claim_support(sentence, src_stems, src_numbers):
+                found.append(sentence)
+    return found
