@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""files: list, read and write files inside my workspace and nowhere else.
+
+Reads one JSON object on stdin: {"op": "list" | "read" | "write", "path": "notes/todo.md",
+"content": "...", "instance": "/path"}.
+  op "list"  -> {"path", "entries": [{"name", "type": "file"|"dir"|"link"|"other", "size"}],
+                 "truncated"}  (path defaults to ".", the workspace itself; at most 1000 entries)
+  op "read"  -> {"path", "content", "bytes", "truncated"}  (the first 64 KiB, decoded as UTF-8
+                 with invalid bytes replaced; "bytes" is the file's full size)
+  op "write" -> {"path", "bytes", "created"}  (at most 256 KiB; parent folders are created; the
+                 file is replaced atomically)
+
+Every path is relative to <instance>/workspace/ (created on demand). Absolute paths, ".."
+components and symlinks that resolve outside the workspace are refused. The instance is the
+"instance" path or else LUMEN_HOME. Exit 0 on success, 2 on bad input (also: no instance, no such
+file), 3 when a path or size is refused, 1 on any other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+READ_CAP = 64 * 1024
+WRITE_CAP = 256 * 1024
+LIST_CAP = 1000
+MAX_PATH = 1024
+
+
+class SkillError(Exception):
+    """An expected failure, reported as {"error": ...} with an exit code."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        """Keep the message and the exit code."""
+        super().__init__(message)
+        self.code = code
+
+
+def resolve_instance(payload: dict[str, Any]) -> Path:
+    """Return the instance root from the payload's "instance" or LUMEN_HOME."""
+    raw = payload.get("instance")
+    if raw is None:
+        raw = os.environ.get("LUMEN_HOME") or None
+    if raw is None:
+        raise SkillError('no instance: pass "instance" or set LUMEN_HOME')
+    if not isinstance(raw, str) or not raw.strip():
+        raise SkillError('"instance" must be a non-empty path string')
+    root = Path(raw).expanduser()
+    if not root.is_absolute():
+        raise SkillError(f"instance path must be absolute, not {raw!r}")
+    looks_like_instance = (
+        (root / "data" / "soul.md").is_file()
+        and (root / "data" / "values.json").is_file()
+        and (root / ".lumen").is_dir()
+    )
+    if not looks_like_instance:
+        raise SkillError(f"no Lumen instance at {root}")
+    return root
+
+
+def confine(workspace: Path, raw: str) -> Path:
+    """Return the resolved target of ``raw`` inside ``workspace``, or refuse it (exit 3)."""
+    if "\x00" in raw:
+        raise SkillError('"path" must not contain NUL characters')
+    if len(raw) > MAX_PATH:
+        raise SkillError(f'"path" is longer than {MAX_PATH} characters')
+    posix, windows = PurePosixPath(raw), PureWindowsPath(raw)
+    if posix.is_absolute() or windows.is_absolute() or windows.drive or raw.startswith("\\"):
+        raise SkillError(f"refused: {raw!r} is absolute; paths are relative to the workspace", 3)
+    if ".." in posix.parts or ".." in windows.parts:
+        raise SkillError(f"refused: {raw!r} contains '..'; paths must stay in the workspace", 3)
+    target = (workspace / posix).resolve()
+    if not target.is_relative_to(workspace):
+        raise SkillError(f"refused: {raw!r} resolves outside the workspace", 3)
+    return target
+
+
+def relative(workspace: Path, target: Path) -> str:
+    """Return ``target`` as a POSIX path relative to the workspace ("." for the workspace)."""
+    return target.relative_to(workspace).as_posix() or "."
+
+
+def list_dir(workspace: Path, target: Path) -> dict[str, Any]:
+    """List a workspace directory, sorted by name."""
+    if not target.is_dir():
+        raise SkillError(f"not a directory: {relative(workspace, target)}")
+    entries = []
+    children = sorted(target.iterdir(), key=lambda p: p.name)
+    for child in children[:LIST_CAP]:
+        info = child.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            kind = "link"
+        elif stat.S_ISDIR(info.st_mode):
+            kind = "dir"
+        elif stat.S_ISREG(info.st_mode):
+            kind = "file"
+        else:
+            kind = "other"
+        entries.append({"name": child.name, "type": kind, "size": info.st_size})
+    return {
+        "path": relative(workspace, target),
+        "entries": entries,
+        "truncated": len(children) > LIST_CAP,
+    }
+
+
+def read_file(workspace: Path, target: Path) -> dict[str, Any]:
+    """Read the first 64 KiB of a workspace file."""
+    name = relative(workspace, target)
+    if not target.exists():
+        raise SkillError(f"no such file: {name}")
+    if not target.is_file():
+        raise SkillError(f"not a regular file: {name}")
+    size = target.stat().st_size
+    with target.open("rb") as handle:
+        data = handle.read(READ_CAP + 1)
+    return {
+        "path": name,
+        "content": data[:READ_CAP].decode("utf-8", errors="replace"),
+        "bytes": size,
+        "truncated": len(data) > READ_CAP,
+    }
+
+
+def default_mode() -> int:
+    """Return the mode a new file gets under the current umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_file(workspace: Path, target: Path, content: Any) -> dict[str, Any]:
+    """Write a workspace file atomically (temporary file, then ``os.replace``)."""
+    if not isinstance(content, str):
+        raise SkillError('op "write" needs "content", a string')
+    data = content.encode("utf-8")
+    if len(data) > WRITE_CAP:
+        raise SkillError(f"refused: content is {len(data)} bytes; the cap is {WRITE_CAP}", 3)
+    name = relative(workspace, target)
+    if target == workspace or target.is_dir():
+        raise SkillError(f"cannot write over a directory: {name}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Re-check after mkdir: a component created concurrently could be a symlink.
+    if not target.parent.resolve().is_relative_to(workspace):
+        raise SkillError(f"refused: {name!r} resolves outside the workspace", 3)
+    created = not target.exists()
+    mode = stat.S_IMODE(target.stat().st_mode) if not created else default_mode()
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)  # mkstemp creates 0600; give the file its usual mode
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return {"path": name, "bytes": len(data), "created": created}
+
+
+def run(payload: dict[str, Any]) -> dict[str, Any]:
+    """Validate the payload and perform the requested op inside the workspace."""
+    op = payload.get("op")
+    if op not in ("list", "read", "write"):
+        raise SkillError('"op" must be "list", "read" or "write"')
+    raw = payload.get("path", "." if op == "list" else None)
+    if not isinstance(raw, str) or not raw.strip():
+        raise SkillError('"path" must be a non-empty string (relative to the workspace)')
+    root = resolve_instance(payload)
+    workspace_dir = root / "workspace"
+    workspace_dir.mkdir(exist_ok=True)
+    workspace = workspace_dir.resolve()
+    target = confine(workspace, raw.strip())
+    if op == "list":
+        return list_dir(workspace, target)
+    if op == "read":
+        return read_file(workspace, target)
+    return write_file(workspace, target, payload.get("content"))
+
+
+def read_payload() -> dict[str, Any]:
+    """Read one JSON object from stdin."""
+    try:
+        raw = sys.stdin.buffer.read().decode("utf-8")
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SkillError(f"stdin is not one JSON object: {exc}") from None
+    if not isinstance(payload, dict):
+        raise SkillError("stdin must hold a JSON object")
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the skill; return the exit code."""
+    summary, _, details = (__doc__ or "").partition("\n")
+    summary = summary.partition(": ")[2] or summary
+    parser = argparse.ArgumentParser(
+        prog="files",
+        description=summary[:1].upper() + summary[1:],
+        epilog=details.strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.parse_args(argv)
+    try:
+        result = run(read_payload())
+    except SkillError as exc:
+        print(json.dumps({"error": str(exc)}))
+        return exc.code
+    except OSError as exc:
+        print(json.dumps({"error": f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")}))
+        return 1
+    except Exception as exc:  # the protocol allows no traceback, only a JSON error
+        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

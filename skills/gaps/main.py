@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""gaps: list what I do not know: open questions and beliefs held with little confidence.
+
+Reads one JSON object on stdin: {"threshold": 0.4, "instance": "/path"} (both optional).
+Writes one JSON object on stdout: {"open_questions": [str], "uncertain_beliefs": [{"id", "text",
+"weight"}]}.
+
+Open questions come from ``self_state.epistemics.open_questions`` in ``<instance>/.lumen/
+self.json``, in their stored order. Uncertain beliefs are ``self_state.beliefs.statements`` whose
+weight is below the threshold (default 0.4), least certain first, then by id. The instance is
+the "instance" path or else LUMEN_HOME. Exit 0 on success, 2 on bad input or no instance, 1 on
+an unreadable self.json or any other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_THRESHOLD = 0.4
+
+
+class SkillError(Exception):
+    """An expected failure, reported as {"error": ...} with an exit code."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        """Keep the message and the exit code."""
+        super().__init__(message)
+        self.code = code
+
+
+def resolve_instance(payload: dict[str, Any]) -> Path:
+    """Return the instance root from the payload's "instance" or LUMEN_HOME."""
+    raw = payload.get("instance")
+    if raw is None:
+        raw = os.environ.get("LUMEN_HOME") or None
+    if raw is None:
+        raise SkillError('no instance: pass "instance" or set LUMEN_HOME')
+    if not isinstance(raw, str) or not raw.strip():
+        raise SkillError('"instance" must be a non-empty path string')
+    root = Path(raw).expanduser()
+    if not root.is_absolute():
+        raise SkillError(f"instance path must be absolute, not {raw!r}")
+    looks_like_instance = (
+        (root / "data" / "soul.md").is_file()
+        and (root / "data" / "values.json").is_file()
+        and (root / ".lumen").is_dir()
+    )
+    if not looks_like_instance:
+        raise SkillError(f"no Lumen instance at {root}")
+    return root
+
+
+def load_self_state(root: Path) -> dict[str, Any]:
+    """Return the ``self_state`` object of the instance's self.json (empty if there is none)."""
+    path = root / ".lumen" / "self.json"
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SkillError(f"{path}: unreadable: {exc}", code=1) from None
+    state = data.get("self_state", {}) if isinstance(data, dict) else None
+    if not isinstance(state, dict):
+        raise SkillError(f"{path}: self_state is not an object", code=1)
+    return state
+
+
+def section(state: dict[str, Any], name: str, key: str) -> list[Any]:
+    """Return ``state[name][key]`` when it is a list, else an empty list."""
+    part = state.get(name)
+    value = part.get(key) if isinstance(part, dict) else None
+    return value if isinstance(value, list) else []
+
+
+def run(payload: dict[str, Any]) -> dict[str, Any]:
+    """Validate the payload and list open questions and uncertain beliefs."""
+    threshold = payload.get("threshold", DEFAULT_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise SkillError('"threshold" must be a number between 0 and 1')
+    if not 0.0 <= threshold <= 1.0:
+        raise SkillError('"threshold" must be a number between 0 and 1')
+    state = load_self_state(resolve_instance(payload))
+    questions = [q for q in section(state, "epistemics", "open_questions") if isinstance(q, str)]
+    uncertain = []
+    for item in section(state, "beliefs", "statements"):
+        # The kernel validates self.json when it writes it; skip anything malformed, never crash.
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            continue
+        weight = item.get("weight", 0.5)
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            continue
+        if weight < threshold:
+            belief_id = str(item.get("id", ""))
+            uncertain.append({"id": belief_id, "text": item["text"], "weight": weight})
+    uncertain.sort(key=lambda b: (b["weight"], b["id"]))
+    return {"open_questions": questions, "uncertain_beliefs": uncertain}
+
+
+def read_payload() -> dict[str, Any]:
+    """Read one JSON object from stdin."""
+    try:
+        raw = sys.stdin.buffer.read().decode("utf-8")
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SkillError(f"stdin is not one JSON object: {exc}") from None
+    if not isinstance(payload, dict):
+        raise SkillError("stdin must hold a JSON object")
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the skill; return the exit code."""
+    summary, _, details = (__doc__ or "").partition("\n")
+    summary = summary.partition(": ")[2] or summary
+    parser = argparse.ArgumentParser(
+        prog="gaps",
+        description=summary[:1].upper() + summary[1:],
+        epilog=details.strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.parse_args(argv)
+    try:
+        result = run(read_payload())
+    except SkillError as exc:
+        print(json.dumps({"error": str(exc)}))
+        return exc.code
+    except Exception as exc:  # the protocol allows no traceback, only a JSON error
+        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

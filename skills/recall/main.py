@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""recall: recall memories related to a query, best match first.
+
+Reads one JSON object on stdin: {"query": "what the user drinks", "k": 5, "instance": "/path"}.
+Writes one JSON object on stdout: {"hits": [{"id", "text", "score", "author", "timestamp"}]},
+at most k hits (default 5, at most 50), sorted by score (cosine similarity to the query).
+
+Searches the instance's memory ledger (``data/memory``) through its vector index
+(``.lumen/chroma``) with ``state.memory.MemoryStore``: the newest memories plus the top-k
+semantic matches. Ledger entries missing from the index (the index is a rebuildable cache) are
+indexed first. The embedding model is local; nothing goes over the network. The instance is the
+"instance" path or else LUMEN_HOME. Exit 0 on success, 2 on bad input or no instance, 1 on any
+other failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_K = 5
+MAX_K = 50
+MAX_QUERY = 2000
+
+
+class SkillError(Exception):
+    """An expected failure, reported as {"error": ...} with an exit code."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        """Keep the message and the exit code."""
+        super().__init__(message)
+        self.code = code
+
+
+def resolve_instance(payload: dict[str, Any]) -> Path:
+    """Return the instance root from the payload's "instance" or LUMEN_HOME."""
+    raw = payload.get("instance")
+    if raw is None:
+        raw = os.environ.get("LUMEN_HOME") or None
+    if raw is None:
+        raise SkillError('no instance: pass "instance" or set LUMEN_HOME')
+    if not isinstance(raw, str) or not raw.strip():
+        raise SkillError('"instance" must be a non-empty path string')
+    root = Path(raw).expanduser()
+    if not root.is_absolute():
+        raise SkillError(f"instance path must be absolute, not {raw!r}")
+    looks_like_instance = (
+        (root / "data" / "soul.md").is_file()
+        and (root / "data" / "values.json").is_file()
+        and (root / ".lumen").is_dir()
+    )
+    if not looks_like_instance:
+        raise SkillError(f"no Lumen instance at {root}")
+    return root
+
+
+def import_memory_store() -> Any:
+    """Import ``state.memory.MemoryStore``, falling back to this checkout's source tree."""
+    try:
+        from state.memory import MemoryStore
+    except ImportError:
+        # Built-in skills live at <project>/skills/recall/; without an installed lumen package
+        # (e.g. a bare checkout) the project root still holds ``state``.
+        project = Path(__file__).resolve().parents[2]
+        if not (project / "state" / "memory.py").is_file():
+            raise
+        sys.path.insert(0, str(project))
+        from state.memory import MemoryStore
+    return MemoryStore
+
+
+def run(payload: dict[str, Any]) -> dict[str, Any]:
+    """Validate the payload and search the memory store."""
+    query = payload.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise SkillError('"query" must be a non-empty string')
+    if len(query) > MAX_QUERY:
+        raise SkillError(f"query is longer than {MAX_QUERY} characters")
+    k = payload.get("k", DEFAULT_K)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise SkillError(f'"k" must be an integer between 1 and {MAX_K}')
+    root = resolve_instance(payload)
+    try:
+        memory_store = import_memory_store()
+    except ImportError as exc:
+        raise SkillError(f"cannot load the memory store: {exc}", code=1) from None
+    # Libraries must not write to stdout: it carries this skill's one JSON object.
+    with contextlib.redirect_stdout(sys.stderr):
+        store = memory_store(root / "data" / "memory", index_path=root / ".lumen" / "chroma")
+        store.sync_index()
+        found = store.search(query.strip(), k=k)
+    hits = [
+        {
+            "id": hit.id,
+            "text": hit.text,
+            "score": hit.score,
+            "author": hit.author,
+            "timestamp": hit.timestamp,
+        }
+        for hit in found[:k]
+    ]
+    return {"hits": hits}
+
+
+def read_payload() -> dict[str, Any]:
+    """Read one JSON object from stdin."""
+    try:
+        raw = sys.stdin.buffer.read().decode("utf-8")
+        payload = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SkillError(f"stdin is not one JSON object: {exc}") from None
+    if not isinstance(payload, dict):
+        raise SkillError("stdin must hold a JSON object")
+    return payload
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the skill; return the exit code."""
+    summary, _, details = (__doc__ or "").partition("\n")
+    summary = summary.partition(": ")[2] or summary
+    parser = argparse.ArgumentParser(
+        prog="recall",
+        description=summary[:1].upper() + summary[1:],
+        epilog=details.strip(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.parse_args(argv)
+    try:
+        result = run(read_payload())
+    except SkillError as exc:
+        print(json.dumps({"error": str(exc)}))
+        return exc.code
+    except Exception as exc:  # the protocol allows no traceback, only a JSON error
+        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
+        return 1
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
