@@ -16,7 +16,61 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-ALLOWED_STATE_TYPES: tuple[tuple[str, str], ...] = (("state.turn", "Exchange"),)
+ALLOWED_STATE_TYPES: tuple[tuple[str, str], ...] = (
+    *(
+        ("state.turn", name)
+        for name in (
+            "Exchange",
+            "StepRecord",
+            "Surface",
+            "IntentHypothesis",
+            "RealityCheck",
+            "Effort",
+            "Candidate",
+            "ToolChoice",
+            "ToolCall",
+            "TurnState",
+            "TurnInput",
+        )
+    ),
+    *(
+        ("state.self_state", name)
+        for name in (
+            "Self",
+            "SelfState",
+            "SkaiIdentity",
+            "ContextModel",
+            "SkaiGoals",
+            "Belief",
+            "BeliefRevision",
+            "Beliefs",
+            "Epistemics",
+            "ConceptLink",
+            "NamedConcept",
+            "NamedConcepts",
+            "EpisodicEvent",
+            "SemanticNote",
+            "WorkingMemory",
+            "ToolStatus",
+            "ToolUse",
+            "Tools",
+            "Regret",
+            "Experiment",
+            "Growth",
+            "Persona",
+            "ShadowPattern",
+            "Shadow",
+            "ArchetypeWeights",
+            "SelfIntegration",
+            "Psyche",
+            "IdentityVector",
+            "Affect",
+            "CognitiveBudget",
+            "StabilityMetrics",
+            "Metacog",
+        )
+    ),
+)
 
 
 @contextmanager

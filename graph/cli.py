@@ -340,41 +340,81 @@ def chat(
 
     deps = Deps.for_instance(instance)
     deps.model_for("talk")  # fail fast, with one line, when the model cannot load
-    with turn_runner(deps) as compiled:
-        if once is not None:
-            _print_turn(run_turn(compiled, once, thread=thread), as_json)
-            return
-        typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
-        while True:
-            try:
-                text = input("you> ")
-            except (EOFError, KeyboardInterrupt):
-                typer.echo("", err=True)
+    try:
+        with turn_runner(deps) as compiled:
+            if once is not None:
+                _print_turn(deps, run_turn(compiled, once, thread=thread), as_json)
                 return
-            if not text.strip():
-                continue
-            try:
-                state = run_turn(compiled, text, thread=thread)
-            except KeyboardInterrupt:
-                typer.echo("\n(turn interrupted; the last good state is kept)", err=True)
-                return
-            _print_turn(state, as_json)
+            typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
+            while True:
+                try:
+                    text = input("you> ")
+                except (EOFError, KeyboardInterrupt):
+                    typer.echo("", err=True)
+                    return
+                if not text.strip():
+                    continue
+                try:
+                    state = run_turn(compiled, text, thread=thread)
+                except KeyboardInterrupt:
+                    typer.echo("\n(turn interrupted; the last good state is kept)", err=True)
+                    return
+                _print_turn(deps, state, as_json)
+    finally:
+        deps.store.flush()
 
 
-def _print_turn(state: Any, as_json: bool) -> None:
+def deliver(deps: Any, reply: str) -> str:
+    """Hand the reply to the ``chat`` skill, the skill that faces the user (kept on failure)."""
+    from graph import skills as skill_runner
+
+    main_py = deps.instance.skills_dir / "chat" / "main.py"
+    if not main_py.is_file():
+        main_py = skill_runner.BUILTIN_SKILLS / "chat" / "main.py"
+    result = skill_runner.run(main_py, {"reply": reply}, timeout=10)
+    delivered = str(result.output.get("reply", "")) if result.ok else ""
+    if not delivered:
+        _warn(f"chat skill could not deliver the reply ({result.error or 'empty'}); shown raw")
+        return reply
+    return delivered
+
+
+def turn_json(state: Any, reply: str) -> dict[str, Any]:
+    """Return the ``--json`` view of a finished turn."""
+    chosen = state.candidates[state.chosen].id if state.chosen >= 0 else None
+    return {
+        "reply": reply,
+        "mode": state.mode,
+        "mode_scores": state.mode_scores,
+        "lambda": [
+            {"id": c.id, "origin": c.origin, "intent": c.intent, "lambda": c.lam, "axes": c.axes}
+            for c in state.candidates
+        ],
+        "chosen": chosen,
+        "selection_notes": state.selection_notes,
+        "llm_calls": state.llm_calls,
+        "tool_calls": [c.model_dump(exclude={"output"}) for c in state.tool_calls],
+        "vetoes": [
+            {"tool": c.tool, "pattern": c.veto_pattern, "detail": c.detail}
+            for c in state.tool_calls
+            if c.status == "vetoed"
+        ],
+        "skipped": {r.step: r.reason for r in state.trace if r.status == "skipped"},
+        "rc": state.rc,
+        "error_tags": state.error_tags,
+        "timings_ms": state.timings_ms,
+        "degraded": state.degraded,
+    }
+
+
+def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
+    reply = deliver(deps, state.reply)
     for note in state.degraded:
         _warn(f"degraded: {note}")
     if as_json:
-        _emit_json(
-            {
-                "reply": state.reply,
-                "llm_calls": state.llm_calls,
-                "timings_ms": state.timings_ms,
-                "degraded": state.degraded,
-            }
-        )
+        _emit_json(turn_json(state, reply))
     else:
-        typer.echo(state.reply)
+        typer.echo(reply)
 
 
 # --------------------------------------------------------------------------- entry point

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from state.config import Config, load_config
 from state.instance import Instance
 from state.memory import MemoryStore
+from state.records import MemoryEntry
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -26,6 +27,13 @@ class Deps:
     store: MemoryStore
     model_for: ModelFactory
     counters: dict[str, int] = field(default_factory=dict)
+    kernel_log: list[MemoryEntry] = field(default_factory=list)
+
+    def flush_kernel_log(self) -> None:
+        """Append buffered per-step ``kernel`` memories to the ledger."""
+        pending, self.kernel_log = self.kernel_log, []
+        if pending:
+            self.store.journal.append_many(pending)
 
     @classmethod
     def for_instance(cls, instance: Instance, model_for: ModelFactory | None = None) -> Deps:

@@ -21,8 +21,10 @@ def turn_runner(deps: Deps) -> Iterator[Any]:
         yield build_turn_graph(deps).compile(checkpointer=saver, name="turn")
 
 
-def run_turn(compiled: Any, text: str, *, thread: str = DEFAULT_THREAD) -> TurnState:
+def run_turn(
+    compiled: Any, text: str, *, thread: str = DEFAULT_THREAD, durability: str = "exit"
+) -> TurnState:
     """Run one turn on ``thread`` and return the final state."""
     config = {"configurable": {"thread_id": thread}}
-    result = compiled.invoke(TurnInput(user_text=text), config)
+    result = compiled.invoke(TurnInput(user_text=text), config, durability=durability)
     return TurnState.model_validate(result)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,41 @@ class SkillInfo:
     path: Path
     origin: str
     has_main: bool
+
+
+ARCHETYPES = ("sage", "healer", "explorer", "guardian")
+
+
+@dataclass(frozen=True)
+class SkillManifest:
+    """``skill.toml``: what a skill is for and how the kernel must treat it."""
+
+    name: str
+    description: str = ""
+    archetype: str = ""
+    untrusted_output: bool = True
+    mutating: bool = True
+
+
+def manifest(skill: SkillInfo) -> SkillManifest:
+    """Read a skill's ``skill.toml``; a missing or broken one gives the cautious defaults."""
+    try:
+        raw = tomllib.loads((skill.path / "skill.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return SkillManifest(name=skill.name)
+    archetype = str(raw.get("archetype", ""))
+    return SkillManifest(
+        name=skill.name,
+        description=str(raw.get("description", "")),
+        archetype=archetype if archetype in ARCHETYPES else "",
+        untrusted_output=bool(raw.get("untrusted_output", True)),
+        mutating=bool(raw.get("mutating", True)),
+    )
+
+
+def registry(instance_skills: Path | None) -> dict[str, tuple[SkillInfo, SkillManifest]]:
+    """Return every runnable skill by name with its manifest."""
+    return {s.name: (s, manifest(s)) for s in scan(instance_skills) if s.has_main}
 
 
 @dataclass
@@ -79,7 +115,13 @@ def help_line(skill: SkillInfo) -> str:
     return lines[0] if lines else "(empty --help)"
 
 
-def run(main: Path, payload: dict[str, Any], *, timeout: float = RUN_TIMEOUT_S) -> SkillResult:
+def run(
+    main: Path,
+    payload: dict[str, Any],
+    *,
+    timeout: float = RUN_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+) -> SkillResult:
     """Run a skill with ``payload`` as JSON on stdin; parse its JSON stdout."""
     try:
         done = subprocess.run(
@@ -90,6 +132,7 @@ def run(main: Path, payload: dict[str, Any], *, timeout: float = RUN_TIMEOUT_S) 
             timeout=timeout,
             cwd=main.parent,
             check=False,
+            env=env,
         )
     except subprocess.TimeoutExpired:
         return SkillResult(ok=False, error=f"timed out after {timeout:.0f}s")

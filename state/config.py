@@ -75,6 +75,23 @@ class MemoryConfig(BaseModel):
     semantic_k: int = Field(default=5, ge=0)
 
 
+class ShellSkillConfig(BaseModel):
+    """The ``shell`` skill: off by default; only allowlisted programs when on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    allowlist: list[str] = Field(default_factory=list)
+
+
+class SkillsConfig(BaseModel):
+    """Per-skill settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    shell: ShellSkillConfig = Field(default_factory=ShellSkillConfig)
+
+
 class Config(BaseModel):
     """The whole instance configuration."""
 
@@ -83,6 +100,7 @@ class Config(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     temperature_bands: dict[str, Band] = Field(default_factory=_default_bands)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
 
 
 ENV_OVERRIDES: dict[str, str] = {
@@ -122,6 +140,11 @@ autonomous = { min = 0.0, max = 0.3 }
 [memory]
 recent = 5       # N most recent memories in each retrieval
 semantic_k = 5   # top-K semantic matches in each retrieval
+
+# The shell skill is off by default; when on, only these programs may run (argv, never a shell).
+[skills.shell]
+enabled = false
+allowlist = []
 """
 
 

@@ -137,3 +137,17 @@ def parse_soul(text: str) -> tuple[str, str]:
         if in_ontology and stripped:
             ontology_lines.append(stripped)
     return name, " ".join(ontology_lines)
+
+
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON record as a single locked ``write()`` (never rewrites the file)."""
+    from filelock import FileLock
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    with FileLock(str(path) + ".lock"):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)

@@ -104,6 +104,16 @@ def psyche_toml(psyche: Psyche) -> str:
     return tomlkit.dumps(doc)
 
 
+def _check_triggers(path: Path, psyche: Psyche) -> None:
+    """Reject unusable shadow triggers (e.g. a malformed ``re:`` regex) when the psyche loads."""
+    from nodes.shadow import validate_shadow
+
+    try:
+        validate_shadow(psyche.shadow)
+    except ValueError as exc:
+        raise DataFileError(f"{path}: {exc}") from exc
+
+
 @dataclass(frozen=True)
 class Instance:
     """Paths of one instance, plus loaders for its files."""
@@ -170,6 +180,16 @@ class Instance:
         """Return ``.lumen/chroma/``."""
         return self.machine / "chroma"
 
+    @property
+    def metacog_dir(self) -> Path:
+        """Return ``data/metacog/`` (outcomes, lessons, rehearsals, policy changes)."""
+        return self.data / "metacog"
+
+    @property
+    def self_authored_dir(self) -> Path:
+        """Return ``data/self/`` (self_norms, learning_notebook, evidence_ledger)."""
+        return self.data / "self"
+
     def goals_file(self, year: int) -> Path:
         """Return ``data/goals/<year>.json``."""
         return self.goals_dir / f"{year}.json"
@@ -197,17 +217,21 @@ class Instance:
         except (tomllib.TOMLDecodeError, OSError) as exc:
             raise DataFileError(f"{self.psyche_file}: invalid TOML: {exc}") from exc
         try:
-            return Psyche.model_validate(raw)
+            psyche = Psyche.model_validate(raw)
         except ValidationError as exc:
             raise DataFileError.from_validation(self.psyche_file, exc) from exc
+        _check_triggers(self.psyche_file, psyche)
+        return psyche
 
     def load_self(self) -> Self:
         """Load the persisted self (identity vector, psyche, affect, budget, stability)."""
         raw = read_json(self.self_file)
         try:
-            return Self.model_validate(raw)
+            the_self = Self.model_validate(raw)
         except ValidationError as exc:
             raise DataFileError.from_validation(self.self_file, exc) from exc
+        _check_triggers(self.self_file, the_self.psyche)
+        return the_self
 
     def save_self(self, the_self: Self) -> None:
         """Persist the self atomically."""

@@ -77,20 +77,44 @@ class MemoryJournal:
 
     def append(self, entry: MemoryEntry) -> MemoryEntry:
         """Append one entry as a single locked ``write()``; returns the entry."""
-        path = self.day_file(entry.timestamp.date())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        line = (entry.model_dump_json() + "\n").encode("utf-8")
+        self.append_many([entry])
+        return entry
+
+    def append_many(self, entries: list[MemoryEntry]) -> None:
+        """Append entries under one lock per day file, still one ``write()`` per record."""
         from filelock import FileLock  # lazy: read-only commands never lock
 
-        with FileLock(str(path) + ".lock"):
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                written = os.write(fd, line)
-                if written != len(line):  # pragma: no cover - only on a full disk
-                    raise OSError(f"short write to {path}: {written} of {len(line)} bytes")
-            finally:
-                os.close(fd)
-        return entry
+        by_day: dict[Path, list[bytes]] = {}
+        for entry in entries:
+            line = (entry.model_dump_json() + "\n").encode("utf-8")
+            by_day.setdefault(self.day_file(entry.timestamp.date()), []).append(line)
+        for path, lines in by_day.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(path) + ".lock"):
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    for line in lines:
+                        written = os.write(fd, line)
+                        if written != len(line):  # pragma: no cover - only on a full disk
+                            raise OSError(f"short write to {path}: {written} of {len(line)}")
+                finally:
+                    os.close(fd)
+
+    def tail(self, n: int, *, authors: tuple[str, ...] | None = None) -> list[MemoryEntry]:
+        """Return the ``n`` newest entries (newest first), reading day files backwards."""
+        found: list[MemoryEntry] = []
+        wanted = tuple(f'"author":"{a}"'.encode() for a in authors) if authors else None
+        for path in reversed(self.files()):
+            for raw in _reverse_lines(path):
+                if wanted and not any(w in raw for w in wanted):
+                    continue
+                try:
+                    found.append(MemoryEntry.model_validate_json(raw))
+                except (ValidationError, ValueError):
+                    continue
+                if len(found) >= n:
+                    return sorted(found, key=lambda e: e.timestamp, reverse=True)
+        return sorted(found, key=lambda e: e.timestamp, reverse=True)
 
     def files(self) -> list[Path]:
         """Return every day file, oldest first."""
@@ -135,6 +159,26 @@ class MemoryJournal:
                 except (ValidationError, ValueError) as exc:
                     reason = str(exc).splitlines()[0][:120]
                     yield f"{path}:{number}: unreadable memory line skipped ({reason})"
+
+
+def _reverse_lines(path: Path, block: int = 65536) -> Iterator[bytes]:
+    """Yield the non-empty lines of a file from the last to the first."""
+    with path.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        position = handle.tell()
+        rest = b""
+        while position > 0:
+            step = min(block, position)
+            position -= step
+            handle.seek(position)
+            chunk = handle.read(step) + rest
+            lines = chunk.split(b"\n")
+            rest = lines[0]
+            for line in reversed(lines[1:]):
+                if line.strip():
+                    yield line
+        if rest.strip():
+            yield rest
 
 
 def verify_digests(entries: list[MemoryEntry]) -> list[str]:

@@ -14,7 +14,6 @@ top-K semantic matches, de-duplicated, each scored by cosine similarity to the q
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
 COLLECTION = "memories"
+VECTOR_CACHE = 512
 DEFAULT_RECENT = 5
 
 HitSource = Literal["recent", "semantic", "both"]
@@ -57,16 +57,30 @@ class MemoryStore:
         self.index_path = Path(index_path) if index_path else self.path / ".index"
         self.journal = MemoryJournal(self.path)
         self._collection: Collection | None = None
+        self._vectors: dict[str, Any] = {}
+        self._pending: list[MemoryEntry] = []
 
     # ------------------------------------------------------------------ writing
 
-    def add(self, text: str, *, metadata: dict[str, Any] | None = None) -> str:
+    def add(
+        self, text: str, *, metadata: dict[str, Any] | None = None, defer_index: bool = False
+    ) -> str:
         """Append a memory and index it; returns its id.
 
         ``metadata`` may carry ``author`` (default ``external``), ``weight``, ``situation``; any
-        other keys are kept in the entry's ``meta``.
+        other keys are kept in the entry's ``meta``. With ``defer_index`` the entry is in the
+        ledger at once and indexed with the next index operation (or ``flush()``).
         """
-        return self.append(self._entry(text, metadata)).id
+        entry = self._entry(text, metadata)
+        if defer_index:
+            self.journal.append(entry)
+            self._pending.append(entry)
+            return entry.id
+        return self.append(entry).id
+
+    def flush(self) -> None:
+        """Index entries whose indexing was deferred."""
+        self._index([])
 
     def add_many(self, items: list[tuple[str, dict[str, Any] | None]]) -> list[str]:
         """Append many memories and index them in one batch."""
@@ -105,15 +119,22 @@ class MemoryStore:
 
     def recent(self, n: int, *, authors: tuple[Author, ...] | None = None) -> list[MemoryEntry]:
         """Return the ``n`` newest entries (newest first), reading day files from the end."""
-        found: list[MemoryEntry] = []
-        for path in reversed(self.journal.files()):
-            day_entries = [e for e in MemoryJournal._read_file(path) if isinstance(e, MemoryEntry)]
-            if authors:
-                day_entries = [e for e in day_entries if e.author in authors]
-            found.extend(heapq.nlargest(n - len(found), day_entries, key=lambda e: e.timestamp))
-            if len(found) >= n:
-                break
-        return found[:n]
+        return self.journal.tail(n, authors=authors) if n > 0 else []
+
+    def _embed(self, texts: list[str]) -> Any:
+        """Embed texts, reusing vectors computed earlier in this process."""
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for text, vector in zip(missing, MiniLMEmbedder.shared().embed(missing), strict=True):
+                self._vectors[text] = vector
+            if len(self._vectors) > VECTOR_CACHE:
+                for stale in list(self._vectors)[: len(self._vectors) - VECTOR_CACHE]:
+                    del self._vectors[stale]
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
 
     def search(
         self,
@@ -124,8 +145,8 @@ class MemoryStore:
         authors: tuple[Author, ...] | None = None,
     ) -> list[Hit]:
         """Return the union of the ``recent`` newest and top-``k`` semantic matches, best first."""
-        embedder = MiniLMEmbedder.shared()
-        query_vec = embedder.embed([query])[0]
+        self.flush()
+        query_vec = self._embed([query])[0]
         hits: dict[str, Hit] = {}
         collection = self._open_collection()
         total = collection.count()
@@ -152,7 +173,7 @@ class MemoryStore:
                 )
         newest = self.recent(recent, authors=authors) if recent > 0 else []
         if newest:
-            vectors = embedder.embed([e.description for e in newest])
+            vectors = self._embed([e.description for e in newest])
             for entry, vec in zip(newest, vectors, strict=True):
                 previous = hits.get(entry.id)
                 hits[entry.id] = Hit(
@@ -184,10 +205,12 @@ class MemoryStore:
         return self._open_collection().count()
 
     def _index(self, entries: list[MemoryEntry]) -> None:
+        entries = [*self._pending, *entries]
+        self._pending = []
         if not entries:
             return
         collection = self._open_collection()
-        vectors = MiniLMEmbedder.shared().embed([e.description for e in entries])
+        vectors = self._embed([e.description for e in entries])
         with FileLock(str(self.index_path) + ".lock"):
             for start in range(0, len(entries), 1000):
                 chunk = entries[start : start + 1000]

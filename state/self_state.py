@@ -9,7 +9,7 @@ the kernel.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -262,25 +262,17 @@ class ShadowPattern(Strict):
 
 
 def _seed_vetoes() -> list[ShadowPattern]:
-    return [
-        ShadowPattern(
-            name="destructive_action",
-            triggers=["delete all", "drop table", "rm -rf"],
-            severity=1.0,
-            explanation="Destructive actions require explicit user confirmation.",
-        )
-    ]
+    """Return the seed's ``destructive_action`` veto plus the destructive-action catalogue."""
+    from state.shadow_catalogue import DEFAULT_VETO_PATTERNS
+
+    return [p.model_copy(deep=True) for p in DEFAULT_VETO_PATTERNS]
 
 
 def _seed_biases() -> list[ShadowPattern]:
-    return [
-        ShadowPattern(
-            name="repetitive_loop",
-            triggers=["same tool", "repeated"],
-            severity=0.3,
-            explanation="Detected repetitive pattern - try a different approach.",
-        )
-    ]
+    """Return the seed's ``repetitive_loop`` bias plus the catalogue's soft biases."""
+    from state.shadow_catalogue import DEFAULT_BIAS_PATTERNS
+
+    return [p.model_copy(deep=True) for p in DEFAULT_BIAS_PATTERNS]
 
 
 class Shadow(Strict):
@@ -407,6 +399,41 @@ class StabilityMetrics(Strict):
     consecutive_escalations: int = Field(default=0, ge=0)
 
 
+METACOG_OUTCOME_WINDOW = 12
+METACOG_LESSONS = 32
+METACOG_CONCEPTS = 64
+
+
+class Metacog(Strict):
+    """Cross-turn bookkeeping of the SKAi consolidation modules (bounded; history is on disk).
+
+    ``last_fired`` maps a module (presence_preface, dual_stream_thoughts, lesson_extract,
+    self_authored_update, naming_operator_update, self_initiated_reflection) to the turn it last
+    fired, so cooldowns survive restarts. ``outcomes`` keeps the lesson window, ``lessons`` the
+    recent lessons, ``concepts`` the candidate-name counts, ``policy`` the applied adjustments.
+    """
+
+    turn_index: int = Field(default=0, ge=0)
+    habit: dict[str, Unit] = Field(
+        default_factory=lambda: {
+            "coherence": 0.5,
+            "style_drift": 0.0,
+            "repeatiness": 0.0,
+            "rapport": 0.5,
+        }
+    )
+    last_fired: dict[str, int] = Field(default_factory=dict)
+    rc: Unit = 0.0
+    rc_push: Unit = 0.0
+    outcomes: list[dict[str, Any]] = Field(default_factory=list, max_length=METACOG_OUTCOME_WINDOW)
+    lessons: list[dict[str, Any]] = Field(default_factory=list, max_length=METACOG_LESSONS)
+    concepts: dict[str, int] = Field(default_factory=dict)
+    policy: dict[str, float] = Field(default_factory=dict)
+    regret: Unit = 0.0
+    self_story: str = ""
+    last_reply: str = ""
+
+
 class Self(Strict):
     """The whole self: SKAi state, psyche, identity vector, affect, budget, stability."""
 
@@ -416,3 +443,4 @@ class Self(Strict):
     affect: Affect = Field(default_factory=Affect)
     budget: CognitiveBudget = Field(default_factory=CognitiveBudget)
     stability: StabilityMetrics = Field(default_factory=StabilityMetrics)
+    metacog: Metacog = Field(default_factory=Metacog)

@@ -1,15 +1,22 @@
-"""Graph state of a chat turn (declared once; nodes return partial updates)."""
+"""Graph state of a chat turn (declared once; nodes return partial updates).
+
+The state is bounded: a few recent exchanges, this turn's working values and the snapshot of the
+self (``me``). Bulk history lives in the memory ledger, not in checkpoints.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from state.self_state import utc_now
+from state.self_state import Self, Unit, utc_now
 
 HISTORY_TURNS = 6
 """Exchanges kept in graph state; older ones live only in the memory ledger."""
+
+Mode = Literal["talk", "work", "deep"]
 
 
 class Exchange(BaseModel):
@@ -18,6 +25,86 @@ class Exchange(BaseModel):
     user: str
     reply: str
     ts: datetime = Field(default_factory=utc_now)
+
+
+class StepRecord(BaseModel):
+    """What one step of the turn loop did: ran or skipped (with why), and how long it took."""
+
+    step: str
+    status: Literal["ran", "skipped"]
+    reason: str = ""
+    ms: float = 0.0
+
+
+class Surface(BaseModel):
+    """surface_parse: topic, roles, modality, constraints, strength and uncertainty markers."""
+
+    topic: str = ""
+    roles: list[str] = Field(default_factory=list)
+    modality: Literal["question", "request", "statement", "greeting"] = "statement"
+    constraints: list[str] = Field(default_factory=list)
+    strength_markers: list[str] = Field(default_factory=list)
+    uncertainty_markers: list[str] = Field(default_factory=list)
+
+
+class IntentHypothesis(BaseModel):
+    """One competing hypothesis of why the user said this."""
+
+    label: str
+    score: Unit
+    why: str = ""
+
+
+class RealityCheck(BaseModel):
+    """reality_check outputs: what is supported, assumed, missing."""
+
+    supported: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=list)
+    gaps: list[str] = Field(default_factory=list)
+    required_snippets: list[str] = Field(default_factory=list)
+
+
+class Effort(BaseModel):
+    """effort_budgeter outputs."""
+
+    depth: Mode = "talk"
+    preface_sentences: int = 0
+    body_paragraphs: int = 1
+    analysis_allowed: bool = False
+
+
+class Candidate(BaseModel):
+    """A draft reply with its metric-axis scores and Λ."""
+
+    id: str
+    text: str
+    intent: str = ""
+    origin: Literal["draft", "counterfactual", "redraft", "fallback"] = "draft"
+    axes: dict[str, float] = Field(default_factory=dict)
+    lam: float = 0.0
+
+
+class ToolChoice(BaseModel):
+    """The tool the affordance step picked, with its score breakdown."""
+
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    score: float = 0.0
+    breakdown: str = ""
+
+
+class ToolCall(BaseModel):
+    """The outcome of one tool (skill) call through the action gateway."""
+
+    tool: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    breakdown: str = ""
+    status: Literal["ok", "vetoed", "refused", "failed"]
+    detail: str = ""
+    veto_pattern: str | None = None
+    bias: float = 0.0
+    output: dict[str, Any] = Field(default_factory=dict)
+    untrusted: bool = False
 
 
 class TurnInput(BaseModel):
@@ -29,10 +116,41 @@ class TurnInput(BaseModel):
 class TurnState(TurnInput):
     """Everything a turn reads and writes."""
 
+    turn_index: int = 0
+    me: Self | None = None
     history: list[Exchange] = Field(default_factory=list, max_length=HISTORY_TURNS)
     context_memories: list[str] = Field(default_factory=list)
+    surface: Surface = Field(default_factory=Surface)
+    reality: RealityCheck = Field(default_factory=RealityCheck)
+    evidence: list[str] = Field(default_factory=list)
+    intents: list[IntentHypothesis] = Field(default_factory=list)
+    reflection: str = ""
+    effort: Effort = Field(default_factory=Effort)
+    mode: Mode = "talk"
+    mode_scores: dict[str, float] = Field(default_factory=dict)
+    preface: str = ""
+    thoughts: str = ""
+    chronos: dict[str, str] = Field(default_factory=dict)
+    plan: list[str] = Field(default_factory=list)
+    brief: list[str] = Field(default_factory=list)
+    integration: float = 0.0
+    candidates: list[Candidate] = Field(default_factory=list)
+    chosen: int = -1
+    selection_notes: str = ""
+    lambda_route: Literal["redraft", "inner_dialogue", "done"] = "done"
+    tool_need: float = 0.0
+    tool_choice: ToolChoice | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    excluded_tools: list[str] = Field(default_factory=list)
     draft: str = ""
     reply: str = ""
+    post_eval: dict[str, float] = Field(default_factory=dict)
+    error_tags: list[str] = Field(default_factory=list)
+    new_names: list[str] = Field(default_factory=list)
+    closed_events: list[str] = Field(default_factory=list)
+    rc: float = 0.0
+    sr: float = 0.0
+    trace: list[StepRecord] = Field(default_factory=list)
     llm_calls: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)
     degraded: list[str] = Field(default_factory=list)

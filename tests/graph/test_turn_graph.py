@@ -1,66 +1,224 @@
-from collections.abc import Iterator
+import json
 from pathlib import Path
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
-from graph.builder import TURN_NODES, build_turn_graph
-from graph.checkpoints import sqlite_saver
+from graph.builder import TURN_STEPS, build_turn_graph
 from graph.deps import Deps
-from graph.session import run_turn
-from nodes.respond import FALLBACK_REPLY
+from graph.scripted import ScriptedChatModel
+from nodes import skai
 from state.instance import Instance
+from tests.graph.conftest import TurnRunner, scripted_deps
+
+SNAPSHOT = Path(__file__).with_name("turn.mermaid")
+
+TALK = "Hi there! How are you?"
+WORK = "Please write a step by step plan to organise my project files"
+DEEP = "Think deeply: why do people disagree about free will, and what would change your mind?"
 
 
-def scripted(replies: list[str]) -> Iterator[AIMessage]:
-    return iter(AIMessage(r) for r in replies)
+def test_all_36_turn_loop_steps_are_nodes_with_their_spec_names(deps: Deps) -> None:
+    assert TURN_STEPS == skai.TURN_LOOP and len(TURN_STEPS) == 36
+    nodes = build_turn_graph(deps).compile().get_graph(xray=1).nodes
+    names = {node_id.split(":")[-1] for node_id in nodes}
+    assert set(TURN_STEPS) <= names
 
 
-def deps_with(instance: Instance, replies: list[str]) -> Deps:
-    model = GenericFakeChatModel(messages=scripted(replies))
-
-    def model_for(mode: str) -> BaseChatModel:
-        return model
-
-    return Deps.for_instance(instance, model_for=model_for)
-
-
-def test_turn_graph_has_its_nodes(instance: Instance) -> None:
-    compiled = build_turn_graph(deps_with(instance, [])).compile()
-    assert set(TURN_NODES) <= set(compiled.get_graph().nodes)
+def test_turn_topology_matches_the_mermaid_snapshot(deps: Deps) -> None:
+    drawn = (
+        build_turn_graph(deps)
+        .compile(name="turn")
+        .get_graph(xray=1)
+        .draw_mermaid(with_styles=False)
+    )
+    if not SNAPSHOT.exists():  # first run writes the snapshot; review it in the diff
+        SNAPSHOT.write_text(drawn)
+    assert drawn == SNAPSHOT.read_text()
 
 
-def test_second_turn_sees_the_first_through_the_checkpointer(
+@pytest.mark.parametrize("text", [TALK, WORK, DEEP])
+def test_every_step_runs_or_records_why_it_was_skipped(turn: TurnRunner, text: str) -> None:
+    state = turn(text)
+    recorded = {r.step for r in state.trace}
+    assert recorded == set(TURN_STEPS)
+    assert all(r.reason for r in state.trace if r.status == "skipped")
+
+
+def _status(state: object, step: str) -> str:
+    return next(r.status for r in state.trace if r.step == step)  # type: ignore[attr-defined]
+
+
+def test_mode_gate_talk_path_skips_preface_and_deep_analysis(turn: TurnRunner) -> None:
+    state = turn(TALK)
+    assert state.mode == "talk"
+    for step in ("presence_preface", "dual_stream_thoughts", "plan", "counterfactual_probe"):
+        record = next(r for r in state.trace if r.step == step)
+        assert record.status == "skipped" and "talk" in record.reason
+    assert state.llm_calls <= 2
+
+
+def test_mode_gate_work_path_plans_but_does_not_probe(turn: TurnRunner) -> None:
+    state = turn(WORK)
+    assert state.mode == "work"
+    assert _status(state, "plan") == "ran" and _status(state, "integration_fuser") == "ran"
+    assert _status(state, "counterfactual_probe") == "skipped"
+    assert state.plan and state.llm_calls <= 4
+
+
+def test_mode_gate_deep_path_probes_a_counterfactual_and_weighs_candidates(
+    turn: TurnRunner,
+) -> None:
+    state = turn(DEEP)
+    assert state.mode == "deep"
+    assert _status(state, "counterfactual_probe") == "ran"
+    assert _status(state, "inner_dialogue") == "ran"
+    assert {c.origin for c in state.candidates} >= {"draft", "counterfactual"}
+    assert state.llm_calls <= 6
+
+
+def test_lambda_select_redrafts_when_the_model_gives_junk_and_stays_bounded(
     instance: Instance, tmp_path: Path
 ) -> None:
-    deps = deps_with(instance, ["Hello Ada.", "You are Ada."])
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    junk = ScriptedChatModel(replies=["!!!"])
+    deps = scripted_deps(instance, junk)
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
-        compiled = build_turn_graph(deps).compile(checkpointer=saver)
-        first = run_turn(compiled, "I am Ada.")
-        second = run_turn(compiled, "Who am I?")
-    assert first.reply == "Hello Ada." and second.reply == "You are Ada."
-    assert [x.user for x in second.history] == ["I am Ada.", "Who am I?"]
-    assert second.llm_calls == 1
+        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), TALK)
+    assert [c.origin for c in state.candidates] == ["fallback", "fallback"]
+    assert len(state.candidates) <= skai.MAX_INTERNAL_CANDIDATES
+    assert state.llm_calls == 2 and state.reply
+    assert any("unusable" in d for d in state.degraded)
 
 
-def test_turn_stores_external_and_kernel_memories(instance: Instance, tmp_path: Path) -> None:
-    deps = deps_with(instance, ["Noted."])
+def test_lambda_select_keeps_a_good_draft_without_redrafting(turn: TurnRunner) -> None:
+    state = turn(TALK)
+    assert len(state.candidates) == 1 and state.lambda_route == "done"
+
+
+def test_tool_path_runs_calc_through_the_action_gateway(turn: TurnRunner) -> None:
+    state = turn("What is 12 * (3 + 4)?")
+    assert [(c.tool, c.status) for c in state.tool_calls] == [("calc", "ok")]
+    assert "84" in state.reply
+    assert state.tool_calls[0].breakdown.startswith("[score=")
+    assert "archetype=+0.030" in state.tool_calls[0].breakdown  # calc is Sage (0.7)
+
+
+def test_no_tool_path_records_why(turn: TurnRunner) -> None:
+    state = turn(TALK)
+    assert state.tool_calls == []
+    record = next(r for r in state.trace if r.step == "optional_tool_calls")
+    assert record.status == "skipped" and record.reason
+
+
+def _enable_shell(instance: Instance, allow: list[str]) -> None:
+    text = instance.config_file.read_text().replace(
+        "[skills.shell]\nenabled = false\nallowlist = []",
+        f"[skills.shell]\nenabled = true\nallowlist = {json.dumps(allow)}",
+    )
+    instance.config_file.write_text(text)
+
+
+def test_shadow_veto_blocks_before_the_skill_runs(instance: Instance, tmp_path: Path) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    _enable_shell(instance, ["rm", "ls"])
+    victim = instance.root / "workspace" / "precious"
+    victim.mkdir(parents=True)
+    (victim / "keep.txt").write_text("keep me")
+    deps = scripted_deps(instance, ScriptedChatModel())
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
-        run_turn(build_turn_graph(deps).compile(checkpointer=saver), "Remember the blue door.")
-    authors = [(e.author, e.situation) for e in deps.store.read().entries]
-    assert ("external", "chat") in authors and ("kernel", "chat") in authors
+        state = run_turn(
+            build_turn_graph(deps).compile(checkpointer=saver),
+            "please run `rm -rf precious` in the shell",
+        )
+    assert (victim / "keep.txt").exists()
+    assert [(c.tool, c.status) for c in state.tool_calls] == [("shell", "vetoed")]
+    assert "I did not run shell" in state.reply
+    assert instance.load_self().psyche.self_integration.shadow_encounters == 1
+    kinds = [e.meta.get("kind") for e in deps.store.read().entries]
+    assert "ShadowVeto" in kinds
 
 
-@pytest.mark.parametrize("junk", ["", "   ", "!!! ...", "\n\n"])
-def test_unusable_model_output_falls_back_and_is_recorded(
-    instance: Instance, tmp_path: Path, junk: str
+def test_allowed_action_proceeds_through_the_gateway(instance: Instance, tmp_path: Path) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    _enable_shell(instance, ["ls"])
+    (instance.root / "workspace").mkdir()
+    (instance.root / "workspace" / "notes.txt").write_text("x")
+    deps = scripted_deps(instance, ScriptedChatModel())
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(
+            build_turn_graph(deps).compile(checkpointer=saver), "please run `ls` in the shell"
+        )
+    assert [(c.tool, c.status) for c in state.tool_calls] == [("shell", "ok")]
+    assert "notes.txt" in state.tool_calls[0].output["stdout"]
+
+
+def test_second_turn_sees_the_first(turn: TurnRunner) -> None:
+    turn("My name is Ada and I like astronomy.")
+    second = turn("What do you know about me?")
+    assert [x.user for x in second.history][-2:] == [
+        "My name is Ada and I like astronomy.",
+        "What do you know about me?",
+    ]
+    assert any("Ada" in m for m in second.context_memories)
+    assert second.turn_index == 2
+
+
+def test_turn_updates_the_self_and_closes_the_loop(turn: TurnRunner, instance: Instance) -> None:
+    state = turn("My name is Ada and I like astronomy.")
+    me = instance.load_self()
+    assert me.metacog.turn_index == 1
+    assert any(b.id == "user.name" and "Ada" in b.text for b in me.self_state.beliefs.statements)
+    assert me.self_state.memory.episodic_ring
+    assert state.rc == pytest.approx(len(state.closed_events) / 4)
+    assert {"habit_update", "lesson_extract", "self_representation_update"} <= set(
+        state.closed_events
+    )
+
+
+def test_every_step_writes_a_kernel_memory(turn: TurnRunner, deps: Deps) -> None:
+    turn(TALK)
+    steps = {e.meta.get("step") for e in deps.store.read().entries if e.author == "kernel"}
+    assert set(TURN_STEPS) <= steps
+
+
+def test_unsupported_claims_are_tagged_as_hypotheses(instance: Instance, tmp_path: Path) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    model = ScriptedChatModel(replies=["Your sister Maria moved to Lisbon in 2019."])
+    deps = scripted_deps(instance, model)
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), "Where is my sister?")
+    assert "(unverified)" in state.reply
+    assert "CONFABULATION_ALERT" in state.error_tags
+
+
+@pytest.mark.parametrize("grammar", ["narrative", "formal", "terse"])
+def test_compose_final_renders_in_the_persona_grammar(
+    instance: Instance, tmp_path: Path, grammar: str
 ) -> None:
-    deps = deps_with(instance, [junk])
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    me = instance.load_self()
+    me.psyche.persona.grammar_preference = grammar
+    instance.save_self(me)
+    reply_text = (
+        "Great question! The plan has three parts. First collect the files. "
+        "Then sort them by year. Finally archive the old ones."
+    )
+    deps = scripted_deps(instance, ScriptedChatModel(replies=[reply_text]))
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
-        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), "hi")
-    assert state.reply == FALLBACK_REPLY
-    assert state.degraded and "unusable" in state.degraded[0]
-    kernel = [e for e in deps.store.read().entries if e.author == "kernel"][-1]
-    assert "degraded" in kernel.description
+        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), TALK)
+    if grammar == "formal":
+        assert "## " in state.reply and "\n- " in state.reply
+    elif grammar == "terse":
+        assert "Great question" not in state.reply and len(state.reply) < len(reply_text)
+    else:
+        assert "## " not in state.reply and "\n- " not in state.reply

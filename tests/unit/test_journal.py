@@ -62,7 +62,7 @@ def test_edited_kernel_memory_is_detected(tmp_path: Path) -> None:
 
 def test_journal_has_no_mutation_api() -> None:
     public = {name for name in dir(MemoryJournal) if not name.startswith("_")}
-    assert public == {"append", "day_file", "files", "new_entry", "read"}
+    assert public == {"append", "append_many", "day_file", "files", "new_entry", "read", "tail"}
 
 
 @pytest.mark.parametrize("weight", [-0.1, 1.5])

@@ -1,0 +1,210 @@
+"""Act: tool_affordance ⇄ optional_tool_calls → compose_final → post_eval.
+
+Every tool call goes through the action gateway (taint → shadow veto/bias → ability → budget →
+execute). A vetoed or failed call is noted, the tool is excluded, and the affordance step may
+choose a different one while the per-turn budget (2 calls) lasts.
+"""
+
+from __future__ import annotations
+
+from graph.action import perform
+from graph.deps import Deps
+from graph.skills import registry
+from nodes import skai
+from nodes.grammar import render_reply
+from nodes.tools import breakdown, candidates
+from state.self_state import ToolUse
+from state.turn import ToolCall, ToolChoice, TurnState
+
+Update = dict[str, object]
+HYPOTHESIS_TAG = "(unverified) "
+TOOL_LINE_CHARS = 400
+
+
+def tool_affordance(state: TurnState, *, deps: Deps) -> Update:
+    """Pick the best-scoring skill for this input, if the tool need clears 0.62 and budget lasts."""
+    assert state.me is not None
+    ambiguity = skai.extract_mode_signals(state.user_text).high_ambiguity
+    found = [
+        c
+        for c in candidates(
+            state.user_text, ambiguity=ambiguity, shell_enabled=deps.config.skills.shell.enabled
+        )
+        if c.tool not in state.excluded_tools
+    ]
+    attempts = len(state.tool_calls)
+    if any(call.status == "ok" for call in state.tool_calls):
+        return {"tool_choice": None, "skips": _no_call("a tool already answered this turn")}
+    if not found:
+        return {"tool_choice": None, "skips": _no_call("no skill matches this input")}
+    known = registry(deps.instance.skills_dir)
+    weights = state.me.psyche.archetypes.as_dict()
+    recent = {use.tool for use in state.me.self_state.tools.use_log[-3:]}
+    ever = {use.tool for use in state.me.self_state.tools.use_log}
+    scored = []
+    for candidate in found:
+        archetype = known[candidate.tool][1].archetype if candidate.tool in known else ""
+        score, text = breakdown(
+            candidate,
+            archetype_weight=weights.get(archetype, 0.5),
+            used_recently=candidate.tool in recent,
+            used_ever=candidate.tool in ever,
+            succeeded_before=candidate.tool in ever,
+            pressure=0.0,
+        )
+        scored.append((score, text, candidate))
+    scored.sort(key=lambda item: item[0], reverse=True)
+    score, text, best = scored[0]
+    need = skai.tool_need_score(
+        skai.ToolFeatures(
+            low_confidence=1.0 - state.me.self_state.epistemics.confidence,
+            missing_facts=1.0 if state.reality.gaps else 0.0,
+            repeat_attempts=min(1.0, attempts / skai.MAX_TOOL_CALLS_PER_TURN),
+            explicit_request=min(1.0, best.base),
+        )
+    )
+    table = "; ".join(f"{c.tool} {t}" for _, t, c in scored)
+    if not skai.should_call_tool(need, attempts):
+        reason = f"tool_need {need:.2f} < 0.62" if need < 0.62 else "tool-call budget spent"
+        return {"tool_choice": None, "tool_need": need, "skips": _no_call(reason), "note": table}
+    choice = ToolChoice(tool=best.tool, input=best.input, score=round(score, 4), breakdown=text)
+    return {"tool_choice": choice, "tool_need": need, "note": f"{best.tool} {text}; {table}"}
+
+
+def _no_call(reason: str) -> list[tuple[str, str]]:
+    return [("optional_tool_calls", reason)]
+
+
+def optional_tool_calls(state: TurnState, *, deps: Deps) -> Update:
+    """Run the chosen skill through the action gateway and note the outcome."""
+    assert state.me is not None and state.tool_choice is not None
+    choice = state.tool_choice
+    result = perform(
+        deps,
+        tool=choice.tool,
+        tool_input=choice.input,
+        psyche=state.me.psyche,
+        calls_made=len(state.tool_calls),
+        max_calls=skai.MAX_TOOL_CALLS_PER_TURN,
+    )
+    call = ToolCall(
+        tool=choice.tool,
+        input=choice.input,
+        breakdown=choice.breakdown,
+        status=result.status,
+        detail=result.detail,
+        veto_pattern=result.veto_pattern,
+        bias=result.bias,
+        output=result.output,
+        untrusted=result.untrusted,
+    )
+    me = state.me.model_copy(deep=True)
+    if result.status == "vetoed":
+        me.psyche.self_integration.shadow_encounters += 1  # record_shadow_encounter()
+    summary = result.detail or ", ".join(sorted(result.output))[:120]
+    me.self_state.tools.use_log = [
+        *me.self_state.tools.use_log,
+        _use(choice.tool, choice.breakdown, f"{result.status}: {summary}"),
+    ][-60:]
+    update: Update = {
+        "tool_calls": [*state.tool_calls, call],
+        "tool_choice": None,
+        "me": me,
+        "note": f"{choice.tool}: {result.status} {result.detail}".strip(),
+    }
+    if result.status != "ok":
+        update["excluded_tools"] = [*state.excluded_tools, choice.tool]
+    return update
+
+
+def _use(tool: str, why: str, summary: str) -> ToolUse:
+    return ToolUse(tool=tool, why=why[:200], result_summary=summary[:200])
+
+
+def tool_lines(calls: list[ToolCall]) -> list[str]:
+    """Render tool outcomes as reply lines (outside content stays marked as such)."""
+    lines = []
+    for call in calls:
+        if call.status == "vetoed":
+            lines.append(f"I did not run {call.tool}: {call.detail}")
+        elif call.status == "refused":
+            lines.append(f"I could not use {call.tool}: {call.detail}")
+        elif call.status == "failed":
+            lines.append(f"The {call.tool} skill failed: {call.detail}")
+        else:
+            lines.append(_ok_line(call))
+    return lines
+
+
+def _ok_line(call: ToolCall) -> str:
+    out = call.output
+    if call.tool == "calc" and "result" in out:
+        return f"{out.get('expression', '')} = {out['result']}"
+    if call.tool == "clock":
+        if "date" in out and "time" in out:
+            return f"It is {out.get('weekday', '')} {out['date']}, {out['time']}.".replace(
+                "  ", " "
+            )
+        if "date" in out:
+            return f"That is {out['date']}."
+    if call.tool == "recall" and isinstance(out.get("hits"), list):
+        texts = [str(h.get("text", "")) for h in out["hits"][:3] if isinstance(h, dict)]
+        return "From memory: " + " | ".join(texts) if texts else "I found nothing in memory."
+    if call.tool == "ask_user" and "question" in out:
+        return str(out["question"])
+    if call.tool == "fetch":
+        return f"Fetched {out.get('url', '')} (status {out.get('status', '?')}, external content)."
+    text = ", ".join(f"{k}={v}" for k, v in out.items() if k != "instance")
+    if call.untrusted:
+        return f"{call.tool} returned external content ({len(text)} chars)."
+    return f"{call.tool}: {text[:TOOL_LINE_CHARS]}"
+
+
+def compose_final(state: TurnState, *, deps: Deps) -> Update:
+    """Render the chosen draft in the persona's grammar; tag unsupported claims as hypotheses."""
+    assert state.me is not None
+    chosen = state.candidates[state.chosen] if state.chosen >= 0 else None
+    draft = chosen.text if chosen else ""
+    sources = [*state.context_memories, *(x.user for x in state.history), state.user_text]
+    sources += [str(call.output) for call in state.tool_calls if call.status == "ok"]
+    unsupported = skai.unsupported_claims(draft, sources)
+    for sentence in unsupported:
+        draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
+    lines = tool_lines(state.tool_calls)
+    body = "\n".join([*lines, draft]) if lines else draft
+    grammar = state.me.psyche.persona.grammar_preference
+    degraded = list(state.degraded)
+    try:
+        reply = render_reply(
+            body,
+            grammar,
+            thoughts=state.thoughts,
+            base_dir=deps.instance.psyche_file.parent,
+        )
+    except ValueError as exc:
+        degraded.append(f"compose_final: grammar {grammar!r} unusable ({exc}); narrative used")
+        reply = render_reply(body, "narrative", thoughts=state.thoughts)
+    return {
+        "draft": draft,
+        "reply": reply or body or "…",
+        "degraded": degraded,
+        "note": f"grammar={grammar}, {len(unsupported)} claims tagged as hypotheses",
+    }
+
+
+def post_eval(state: TurnState, *, deps: Deps) -> Update:
+    """Score the final reply on the metric axes and tag at most two errors."""
+    assert state.me is not None
+    context = skai.AxisContext(
+        user_text=state.user_text,
+        sources=tuple([*state.context_memories, *(x.user for x in state.history)]),
+        mode=state.mode,
+        rc=state.me.metacog.rc,
+    )
+    axes = {k: round(v, 4) for k, v in skai.score_axes(state.reply, context).items()}
+    repeat = 1.0 if state.reply and state.reply == state.me.metacog.last_reply else 0.0
+    signal = max((h.score for h in state.intents), default=0.0)
+    tags = list(
+        skai.detect_error_tags(axes, mode=state.mode, repeatiness=repeat, input_signal=signal)
+    )
+    return {"post_eval": axes, "error_tags": tags, "note": f"tags={tags}"}

@@ -1,0 +1,354 @@
+"""Deliberate: choose the mode, draft candidates and select one by Λ.
+
+mode_gate → [presence_preface → dual_stream_thoughts] → chronos_mesh →
+[plan → integration_fuser] → drafts → [counterfactual_probe] → metrics_engine → lambda_select
+→ [inner_dialogue].
+
+Bracketed steps are bypassed in talk (and counterfactual_probe / inner_dialogue in work); the mode
+gate records each bypassed step as skipped with the reason, so nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import date, datetime, timedelta
+
+from pydantic import BaseModel, Field
+
+from graph.deps import Deps
+from graph.thinking import think_json, think_text, within_budget
+from nodes import skai
+from state.files import parse_soul
+from state.turn import Candidate, Mode, TurnState
+
+Update = dict[str, object]
+
+EFFORT_VOTE = 0.3
+"""Weight the effort budgeter's depth adds to its mode's score (it reads intent and stakes)."""
+REDRAFT_LAMBDA_MIN = 3.0
+"""A best Λ below this asks for another draft (bounded by max_internal_candidates and budget)."""
+
+BYPASSED: dict[Mode, tuple[str, ...]] = {
+    "talk": (
+        "presence_preface",
+        "dual_stream_thoughts",
+        "plan",
+        "integration_fuser",
+        "counterfactual_probe",
+        "inner_dialogue",
+    ),
+    "work": ("counterfactual_probe", "inner_dialogue"),
+    "deep": (),
+}
+
+MODE_RULES: dict[Mode, str] = {
+    "talk": "This is casual talk: reply in one to three short sentences, warm and plain.",
+    "work": "This is a task: start with your own view in a sentence or two, then give "
+    "clear numbered steps or points.",
+    "deep": "This needs care: state your position first, weigh two readings of the question, "
+    "then give a reasoned answer in short paragraphs.",
+}
+
+FALLBACKS: dict[str, str] = {
+    "greeting": "Hello. I'm here - what's on your mind?",
+    "question": "I don't have a reliable answer to that yet. Can you tell me more about what "
+    "you need?",
+    "request": "I can try. Tell me a little more about what a good result looks like.",
+    "statement": "I hear you. Tell me more?",
+}
+
+
+def _draw(state: TurnState, salt: str) -> float:
+    """Return a reproducible number in [0, 1) for sampling (replays take the same path)."""
+    digest = hashlib.sha256(f"{salt}:{state.turn_index}:{state.user_text}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32
+
+
+def pick_mode(scores: dict[str, float]) -> Mode:
+    """Return argmax of the scores; ties go to the lighter mode (talk first)."""
+    order: tuple[Mode, ...] = ("talk", "work", "deep")
+    return max(order, key=lambda m: (round(scores[m], 9), -order.index(m)))
+
+
+def mode_gate(state: TurnState, *, deps: Deps) -> Update:
+    """Select talk/work/deep by argmax of signal scores plus the effort budgeter's vote."""
+    signals = skai.extract_mode_signals(state.user_text)
+    scores: dict[str, float] = {m: round(v, 4) for m, v in skai.mode_scores(signals).items()}
+    scores[state.effort.depth] = round(scores[state.effort.depth] + EFFORT_VOTE, 4)
+    mode = pick_mode(scores)
+    skips = [(step, f"bypassed in {mode} mode") for step in BYPASSED[mode]]
+    return {
+        "mode": mode,
+        "mode_scores": scores,
+        "skips": skips,
+        "note": f"mode={mode} scores={scores}",
+    }
+
+
+def presence_preface(state: TurnState, *, deps: Deps) -> Update:
+    """Ask for an opinionated opening of the budgeted length, unless its cooldown holds."""
+    assert state.me is not None
+    last = state.me.metacog.last_fired.get("presence_preface")
+    if not skai.preface_allowed(state.mode, state.turn_index, last):
+        return {"skipped": "spontaneity governor cooldown (2 turns)"}
+    me = state.me.model_copy(deep=True)
+    me.metacog.last_fired["presence_preface"] = state.turn_index
+    n = max(1, state.effort.preface_sentences)
+    return {
+        "me": me,
+        "brief": [*state.brief, f"Open with your own position in about {n} sentences."],
+        "note": f"preface of {n} sentences requested",
+    }
+
+
+def dual_stream_thoughts(state: TurnState, *, deps: Deps) -> Update:
+    """Publish a short ⟦ … ⟧ thought line when the governor samples it."""
+    assert state.me is not None
+    flags = {f"{state.mode}_mode"} if state.mode != "work" else set()
+    if "briefly" in state.surface.constraints or "only" in " ".join(state.surface.constraints):
+        flags.add("user_wants_only_result")
+    if state.reality.gaps:
+        flags.add("meaning_gap")
+    if skai.extract_mode_signals(state.user_text).high_ambiguity >= 0.5:
+        flags.add("high_ambiguity")
+    last = state.me.metacog.last_fired.get("dual_stream_thoughts")
+    if not skai.dual_stream_fires(
+        flags, draw=_draw(state, "dual"), turn_index=state.turn_index, last_fired=last
+    ):
+        return {"skipped": "not sampled this turn (probability 0.18 + boosts, cooldowns)"}
+    readings = [h.label.replace("_", " ") for h in state.intents[:2]]
+    line = f"Two readings: {' or '.join(readings)}." if readings else "One reading only."
+    if state.reality.gaps:
+        line += f" Gap: {state.reality.gaps[0]}."
+    me = state.me.model_copy(deep=True)
+    me.metacog.last_fired["dual_stream_thoughts"] = state.turn_index
+    thoughts = f"⟦ {line[: skai.INNER_THOUGHT_BLOCK_MAX_CHARS]} ⟧"
+    return {"thoughts": thoughts, "me": me, "note": thoughts}
+
+
+RELATIVE = re.compile(
+    r"\b(today|tomorrow|yesterday|in (\d+) (day|week)s?|(\d+) (day|week)s? ago)\b", re.IGNORECASE
+)
+
+
+def resolve_relative(text: str, today: date) -> dict[str, str]:
+    """Resolve relative date words in ``text`` against ``today``."""
+    found: dict[str, str] = {}
+    for match in RELATIVE.finditer(text):
+        phrase = match.group(0).lower()
+        if phrase == "today":
+            day = today
+        elif phrase == "tomorrow":
+            day = today + timedelta(days=1)
+        elif phrase == "yesterday":
+            day = today - timedelta(days=1)
+        elif match.group(2):
+            unit = 7 if match.group(3).lower() == "week" else 1
+            day = today + timedelta(days=int(match.group(2)) * unit)
+        else:
+            unit = 7 if match.group(5).lower() == "week" else 1
+            day = today - timedelta(days=int(match.group(4)) * unit)
+        found[phrase] = day.isoformat()
+    return found
+
+
+def chronos_mesh(state: TurnState, *, deps: Deps) -> Update:
+    """Anchor the turn in time and resolve relative dates to absolute ones."""
+    now = datetime.now().astimezone()
+    chronos = {"now": now.isoformat(timespec="seconds"), "weekday": now.strftime("%A")}
+    chronos.update(resolve_relative(state.user_text, now.date()))
+    return {"chronos": chronos, "note": f"{len(chronos) - 2} relative dates resolved"}
+
+
+class PlanAnswer(BaseModel):
+    """The plan step's constrained JSON answer."""
+
+    steps: list[str] = Field(min_length=1, max_length=4)
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+def _rule_plan(state: TurnState) -> PlanAnswer:
+    intent = state.intents[0].label.replace("_", " ") if state.intents else "respond"
+    steps = [f"Address the likely intent: {intent}."]
+    if state.context_memories:
+        steps.append("Use what I remember that is relevant.")
+    if state.reality.gaps:
+        steps.append("Say what I do not know and ask for it.")
+    steps.append("End with a useful next step.")
+    return PlanAnswer(steps=steps, confidence=0.5)
+
+
+def plan(state: TurnState, *, deps: Deps) -> Update:
+    """Draft a short plan with one constrained-JSON model call (rule-based fallback)."""
+    fallback = _rule_plan(state)
+    if not within_budget(state.mode, state.llm_calls):
+        return {"plan": fallback.steps, "note": "rule-based plan (model budget spent)"}
+    judged = think_json(
+        deps,
+        "plan",
+        mode=state.mode,
+        values={
+            "user_text": state.user_text,
+            "intent": state.intents[0].label if state.intents else "unknown",
+        },
+        schema=PlanAnswer,
+        fallback=fallback,
+    )
+    steps = [s.strip()[:120] for s in judged.value.steps if s.strip()] or fallback.steps
+    update: Update = {
+        "plan": steps,
+        "llm_calls": state.llm_calls + 1,
+        "note": f"{len(steps)} steps ({'model' if judged.ok else 'fallback'})",
+    }
+    if not judged.ok:
+        update["degraded"] = [*state.degraded, f"plan: {judged.reason}; rule-based plan used"]
+    return update
+
+
+INTENT_MODE_FIT = {
+    "talk": ("social_connection", "open_conversation", "share_information", "seek_acknowledgement"),
+    "work": ("get_task_done", "seek_guidance", "seek_information"),
+    "deep": ("seek_opinion", "seek_information", "seek_guidance", "test_the_agent"),
+}
+
+
+def integration_fuser(state: TurnState, *, deps: Deps) -> Update:
+    """Align intent, mode and voice contracts into the drafting brief; measure IG."""
+    assert state.me is not None
+    top = state.intents[0].label if state.intents else ""
+    score = 1.0 if top in INTENT_MODE_FIT[state.mode] else 0.6
+    contracts = [c.replace("_", " ") for c in state.me.self_state.identity.style_contracts[:3]]
+    brief = [*state.brief, f"Voice: {', '.join(contracts)}."]
+    return {"brief": brief, "integration": score, "note": f"IG={score:.2f}"}
+
+
+def _persona(state: TurnState, deps: Deps) -> tuple[str, str]:
+    assert state.me is not None
+    name, _ = parse_soul(deps.instance.soul_file.read_text(encoding="utf-8"))
+    persona = state.me.psyche.persona
+    return name or persona.name, ", ".join(persona.traits)
+
+
+def _draft(state: TurnState, deps: Deps, *, intent: str, origin: str, guidance: str) -> Update:
+    name, traits = _persona(state, deps)
+    fallback = FALLBACKS[state.surface.modality]
+    memories = "\n".join(f"- {m}" for m in state.context_memories[:6]) or "- nothing yet"
+    extra = " ".join(state.brief)
+    if state.plan:
+        extra += " Plan: " + " ".join(state.plan)
+    if not within_budget(state.mode, state.llm_calls):
+        text, ok, reason, calls = fallback, False, "model budget spent", state.llm_calls
+    else:
+        thought = think_text(
+            deps,
+            "drafts",
+            mode=state.mode,
+            values={
+                "name": name,
+                "traits": traits,
+                "mode_rules": MODE_RULES[state.mode] + (f" {extra}" if extra else ""),
+                "memories": memories,
+                "guidance": guidance,
+                "user_text": state.user_text,
+            },
+            history=[(x.user, x.reply) for x in state.history[-2:]],
+            fallback=fallback,
+        )
+        text, ok, reason, calls = thought.text, thought.ok, thought.reason, state.llm_calls + 1
+    candidate = Candidate(
+        id=f"c{len(state.candidates) + 1}",
+        text=text,
+        intent=intent,
+        origin=origin if ok else "fallback",
+    )
+    update: Update = {
+        "candidates": [*state.candidates, candidate],
+        "llm_calls": calls,
+        "note": f"{candidate.id} ({candidate.origin}, {len(text)} chars)",
+    }
+    if not ok:
+        update["degraded"] = [*state.degraded, f"{origin}: {reason}; fallback draft used"]
+    return update
+
+
+def drafts(state: TurnState, *, deps: Deps) -> Update:
+    """Write a draft (or a better re-draft when Λ asked for one)."""
+    intent = state.intents[0].label if state.intents else ""
+    if state.candidates:  # a re-draft requested by lambda_select
+        best = state.candidates[state.chosen] if state.chosen >= 0 else state.candidates[-1]
+        guidance = "Answer more directly and concretely than this earlier try: "
+        guidance += f"{best.text[:200]!r}\n\n"
+        return _draft(state, deps, intent=intent, origin="redraft", guidance=guidance)
+    return _draft(state, deps, intent=intent, origin="draft", guidance="")
+
+
+def counterfactual_probe(state: TurnState, *, deps: Deps) -> Update:
+    """Draft an alternative under the second intent hypothesis (deep mode)."""
+    if len(state.intents) < 2 or len(state.candidates) >= skai.MAX_INTERNAL_CANDIDATES:
+        return {"skipped": "no second hypothesis or candidate budget spent"}
+    if not within_budget(state.mode, state.llm_calls):
+        return {"skipped": "model-call budget spent"}
+    alt = state.intents[1].label
+    guidance = f"(Assume the person mainly wants to {alt.replace('_', ' ')}.)\n"
+    return _draft(state, deps, intent=alt, origin="counterfactual", guidance=guidance)
+
+
+def _self_names(state: TurnState, deps: Deps) -> tuple[str, ...]:
+    name, _ = _persona(state, deps)
+    assert state.me is not None
+    return (name, state.me.psyche.persona.name, skai.SELF_HANDLE_DEFAULT_NAME)
+
+
+def metrics_engine(state: TurnState, *, deps: Deps) -> Update:
+    """Score every candidate on the 12 axes and 4 penalties (heuristics) and compute Λ."""
+    assert state.me is not None
+    context = skai.AxisContext(
+        user_text=state.user_text,
+        sources=tuple([*state.context_memories, *(x.user for x in state.history), *state.evidence]),
+        mode=state.mode,
+        self_names=_self_names(state, deps),
+        rc=state.me.metacog.rc,
+    )
+    scored = []
+    for candidate in state.candidates:
+        axes = {k: round(v, 4) for k, v in skai.score_axes(candidate.text, context).items()}
+        scored.append(
+            candidate.model_copy(update={"axes": axes, "lam": round(skai.lambda_score(axes), 4)})
+        )
+    table = ", ".join(f"{c.id}:Λ={c.lam:.2f}" for c in scored)
+    return {"candidates": scored, "note": table}
+
+
+def lambda_select(state: TurnState, *, deps: Deps) -> Update:
+    """Choose the candidate with the highest Λ (tie: higher T, then lower SSS); maybe re-draft."""
+    table = [c.axes for c in state.candidates]
+    chosen = skai.select_candidate(table)
+    best = state.candidates[chosen]
+    route = "inner_dialogue" if state.mode == "deep" else "done"
+    weak = best.lam < REDRAFT_LAMBDA_MIN or best.origin == "fallback"
+    if (
+        weak
+        and len(state.candidates) < skai.MAX_INTERNAL_CANDIDATES
+        and within_budget(state.mode, state.llm_calls)
+        and not any(c.origin == "redraft" for c in state.candidates)
+    ):
+        route = "redraft"
+    notes = f"chose {best.id} (Λ={best.lam:.2f}, T={best.axes.get('T', 0):.2f})"
+    if route == "redraft":
+        notes += f"; Λ below {REDRAFT_LAMBDA_MIN}: re-draft"
+    return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
+
+
+def inner_dialogue(state: TurnState, *, deps: Deps) -> Update:
+    """Compare the two best candidates and say why the chosen one wins (deep mode)."""
+    if len(state.candidates) < 2:
+        return {"skipped": "only one candidate to weigh"}
+    ranked = sorted(state.candidates, key=lambda c: c.lam, reverse=True)
+    first, second = ranked[0], ranked[1]
+    note = (
+        f"{first.id} over {second.id}: ΔΛ={first.lam - second.lam:+.2f} "
+        f"(T {first.axes.get('T', 0):.2f} vs {second.axes.get('T', 0):.2f}; "
+        f"intent {first.intent or '-'} vs {second.intent or '-'})"
+    )
+    return {"selection_notes": f"{state.selection_notes}; {note}", "note": note}

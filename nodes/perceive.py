@@ -1,0 +1,240 @@
+"""Perceive: read the input against the self, before any model call.
+
+ingest → surface_parse → reality_check → evidence_ledger_update → intent_hypotheses
+→ self_initiated_reflection → effort_budgeter.
+
+All deterministic: no model call happens before the mode gate, so talk turns pay for one call.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph.deps import Deps
+from nodes import skai
+from nodes.text import (
+    CONSTRAINT,
+    GREETINGS,
+    HEDGES,
+    RECALL_CUES,
+    STRENGTH,
+    content_words,
+    has_any,
+    overlap,
+    topic,
+    words,
+)
+from state.records import Author
+from state.turn import Effort, IntentHypothesis, RealityCheck, Surface, TurnState
+
+RECALL_AUTHORS: tuple[Author, ...] = ("self", "goal", "external")
+MEMORY_SNIPPET_CHARS = 200
+SUPPORT_OVERLAP = 0.5
+QUESTION_WORDS = (
+    "what",
+    "why",
+    "how",
+    "when",
+    "where",
+    "who",
+    "which",
+    "is",
+    "are",
+    "can",
+    "could",
+    "do",
+    "does",
+    "did",
+    "should",
+    "would",
+    "will",
+)
+DEPTH_REQUESTS = (
+    "in depth",
+    "in detail",
+    "think deeply",
+    "deep dive",
+    "thoroughly",
+    "think hard",
+    "carefully consider",
+)
+
+Update = dict[str, object]
+
+
+def ingest(state: TurnState, *, deps: Deps) -> Update:
+    """Load the present self, record the input as an ``external`` memory, recall context."""
+    me = deps.instance.load_self()
+    deps.store.add(state.user_text, metadata={"author": "external", "situation": "chat"})
+    hits = deps.store.search(
+        state.user_text,
+        k=deps.config.memory.semantic_k,
+        recent=deps.config.memory.recent,
+        authors=RECALL_AUTHORS,
+    )
+    memories = [h.text[:MEMORY_SNIPPET_CHARS] for h in hits if h.text != state.user_text]
+    return {
+        "turn_index": me.metacog.turn_index + 1,
+        "me": me,
+        "context_memories": memories,
+        "surface": Surface(),
+        "reality": RealityCheck(),
+        "evidence": [],
+        "intents": [],
+        "reflection": "",
+        "preface": "",
+        "thoughts": "",
+        "plan": [],
+        "brief": [],
+        "candidates": [],
+        "chosen": -1,
+        "selection_notes": "",
+        "tool_need": 0.0,
+        "tool_choice": None,
+        "tool_calls": [],
+        "excluded_tools": [],
+        "draft": "",
+        "reply": "",
+        "post_eval": {},
+        "error_tags": [],
+        "new_names": [],
+        "closed_events": [],
+        "trace": [],
+        "llm_calls": 0,
+        "timings_ms": {},
+        "degraded": [],
+        "note": f"recalled {len(memories)} memories",
+    }
+
+
+def surface_parse(state: TurnState, *, deps: Deps) -> Update:
+    """Parse topic, roles, modality, constraints and strength/uncertainty markers."""
+    text = state.user_text.strip()
+    lowered = text.lower()
+    tokens = words(text)
+    if tokens and (lowered.startswith(GREETINGS) and len(tokens) <= 6):
+        modality = "greeting"
+    elif text.endswith("?") or (tokens and tokens[0] in QUESTION_WORDS):
+        modality = "question"
+    elif (tokens and tokens[0] in skai._IMPERATIVES) or has_any(text, skai._REQUEST_LEADS):
+        modality = "request"
+    else:
+        modality = "statement"
+    roles = []
+    if {"i", "me", "my", "mine"} & set(tokens):
+        roles.append("user")
+    if {"you", "your", "yours"} & set(tokens):
+        roles.append("agent")
+    roles += sorted({m for m in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]{2,}\b", text)})[:3]
+    surface = Surface(
+        topic=topic(text),
+        roles=roles,
+        modality=modality,
+        constraints=[m.group(0).lower() for m in CONSTRAINT.finditer(text)],
+        strength_markers=has_any(text, STRENGTH) + (["!"] if "!" in text else []),
+        uncertainty_markers=has_any(text, HEDGES),
+    )
+    return {"surface": surface, "note": f"modality={modality} topic={surface.topic!r}"}
+
+
+def reality_check(state: TurnState, *, deps: Deps) -> Update:
+    """Check what the input presupposes against context and self_state; record gaps."""
+    context = [*state.context_memories, *(x.user for x in state.history)]
+    supported = [m for m in context if overlap(state.user_text, m) >= SUPPORT_OVERLAP][:3]
+    check = RealityCheck(supported=supported)
+    cues = has_any(state.user_text, RECALL_CUES)
+    if cues and not supported:
+        check.assumptions.append(f"the user refers to something earlier ({cues[0]!r})")
+        check.gaps.append("no matching memory of what the user refers to")
+        check.required_snippets.append("what the user is referring to")
+    return {
+        "reality": check,
+        "note": f"{len(supported)} supported, {len(check.gaps)} gaps",
+    }
+
+
+def evidence_ledger_update(state: TurnState, *, deps: Deps) -> Update:
+    """Record the input's verifiable assertions as claims (source: user) for this turn."""
+    if state.surface.modality not in {"statement", "greeting"}:
+        return {"evidence": [], "skipped": f"no assertions in a {state.surface.modality}"}
+    claims = [
+        s
+        for s in re.split(r"(?<=[.!?])\s+", state.user_text.strip())
+        if len(content_words(s)) >= 2 and not s.endswith("?")
+    ][:3]
+    if not claims:
+        return {"evidence": [], "skipped": "no verifiable assertion"}
+    return {"evidence": [f"user claims: {c}" for c in claims], "note": f"{len(claims)} claims"}
+
+
+INTENT_LABELS = {
+    "question": ("seek_information", "test_the_agent", "seek_opinion"),
+    "request": ("get_task_done", "seek_guidance", "test_the_agent"),
+    "statement": ("share_information", "seek_acknowledgement", "seek_opinion"),
+    "greeting": ("social_connection", "open_conversation", "test_the_agent"),
+}
+
+
+def intent_hypotheses(state: TurnState, *, deps: Deps) -> Update:
+    """Model why it is said as k=3 competing, scored hypotheses."""
+    labels = INTENT_LABELS[state.surface.modality]
+    hedged = bool(state.surface.uncertainty_markers)
+    base = [0.6, 0.25, 0.15] if not hedged else [0.45, 0.35, 0.2]
+    hypotheses = [
+        IntentHypothesis(label=label, score=score, why=f"{state.surface.modality} surface")
+        for label, score in zip(labels, base, strict=True)
+    ][: skai.INTENT_MODELER_K_HYPOTHESES]
+    return {"intents": hypotheses, "note": ", ".join(h.label for h in hypotheses)}
+
+
+def _ambiguity(state: TurnState) -> float:
+    signals = skai.extract_mode_signals(state.user_text)
+    return max(signals.high_ambiguity, 0.3 * len(state.reality.gaps))
+
+
+def self_initiated_reflection(state: TurnState, *, deps: Deps) -> Update:
+    """Reflect spontaneously when ambiguity, drift or repetition cross their triggers."""
+    assert state.me is not None
+    habit = state.me.metacog.habit
+    last = state.me.metacog.last_fired.get("self_initiated_reflection")
+    if not skai.reflection_triggered(
+        ambiguity=_ambiguity(state),
+        contradiction_detected=False,
+        repeatiness=habit.get("repeatiness", 0.0),
+        style_drift=habit.get("style_drift", 0.0),
+        failed_goal_last_turn=bool(state.me.metacog.regret >= 0.6),
+        turn_index=state.turn_index,
+        last_reflection_turn=last,
+    ):
+        return {"skipped": "no trigger fired (or within the 5-turn cooldown)"}
+    question = (
+        f"What does the user mean by {state.surface.topic!r}, and what would I need to know?"
+        if state.surface.topic
+        else "Am I drifting from how I want to speak?"
+    )
+    me = state.me.model_copy(deep=True)
+    me.metacog.last_fired["self_initiated_reflection"] = state.turn_index
+    return {"reflection": question, "me": me, "note": question}
+
+
+def effort_budgeter(state: TurnState, *, deps: Deps) -> Update:
+    """Choose depth, verbosity budget and whether analysis is allowed (effort_budgeter.policy)."""
+    signals = skai.extract_mode_signals(state.user_text)
+    casual = state.surface.modality == "greeting" or signals.casual_chat >= 0.5
+    inputs = skai.EffortInputs(
+        explicit_depth_request=bool(has_any(state.user_text, DEPTH_REQUESTS)),
+        task_complexity=max(signals.task, signals.structured_request),
+        importance=max(signals.medium_stakes, 1.0 - signals.low_stakes),
+        ambiguity=_ambiguity(state),
+        interaction_phase="casual" if casual or signals.banter_or_flirt >= 0.5 else "task",
+        ack_state=len(words(state.user_text)) <= 3 and state.surface.modality != "question",
+    )
+    budget = skai.budget_effort(inputs)
+    preface, body = skai.verbosity_target(budget.depth, state.turn_index)
+    effort = Effort(
+        depth=budget.depth,
+        preface_sentences=preface,
+        body_paragraphs=body,
+        analysis_allowed=budget.analysis_allowed,
+    )
+    return {"effort": effort, "note": f"depth={effort.depth} preface={preface} body={body}"}

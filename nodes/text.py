@@ -1,0 +1,86 @@
+"""Small deterministic text features shared by the turn-loop nodes (no I/O, no model)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+(?:[.,]\d+)?", re.UNICODE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+STOPWORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with about from into over under is
+    are was were be been being am do does did have has had i me my mine you your yours he she it
+    we they them his her its our their this that these those what which who whom whose when where
+    why how can could would should will shall may might must not no yes just very really also
+    too please tell say said ok okay hi hello hey thanks thank there here some any all more most
+    much many few as than like get got let lets up down out again once""".split()
+)
+GREETINGS = ("hi", "hello", "hey", "good morning", "good evening", "good afternoon", "yo", "howdy")
+HEDGES = (
+    "maybe",
+    "perhaps",
+    "i think",
+    "not sure",
+    "probably",
+    "might",
+    "i guess",
+    "kind of",
+    "sort of",
+    "possibly",
+    "unclear",
+    "i wonder",
+)
+STRENGTH = ("must", "always", "never", "definitely", "absolutely", "certainly", "urgent", "now!")
+CONSTRAINT = re.compile(
+    r"\b(?:in (?:\d+|one|two|three|five|ten) (?:words?|sentences?|lines?|steps?)|briefly|"
+    r"step by step|without [\w-]+|only [\w-]+|at most \d+|no more than \d+|in detail|"
+    r"in depth|as a list|in bullet points)\b",
+    re.IGNORECASE,
+)
+RECALL_CUES = (
+    "you said",
+    "you told me",
+    "as we discussed",
+    "remember when",
+    "last time",
+    "earlier you",
+    "did i tell you",
+    "what did i",
+    "do you remember",
+    "my name",
+)
+
+
+def words(text: str) -> list[str]:
+    """Return lowercase word tokens."""
+    return [w.lower() for w in WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Return lowercase tokens that are not stopwords and longer than two characters."""
+    return [w for w in words(text) if w not in STOPWORDS and len(w) > 2]
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences (good enough for short replies)."""
+    return [s.strip() for s in SENTENCE.split(text) if s.strip()]
+
+
+def topic(text: str, limit: int = 3) -> str:
+    """Return the most frequent content words, most frequent first."""
+    counts = Counter(content_words(text))
+    return " ".join(word for word, _ in counts.most_common(limit))
+
+
+def overlap(a: str, b: str) -> float:
+    """Return the share of ``a``'s content words that also occur in ``b``."""
+    left = set(content_words(a))
+    if not left:
+        return 0.0
+    return len(left & set(content_words(b))) / len(left)
+
+
+def has_any(text: str, phrases: tuple[str, ...]) -> list[str]:
+    """Return the phrases that occur in ``text`` (case-insensitive, word-bounded)."""
+    lowered = text.lower()
+    return [p for p in phrases if re.search(rf"(?<!\w){re.escape(p)}(?!\w)", lowered)]
