@@ -415,6 +415,7 @@ def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
         _emit_json(turn_json(state, reply))
     else:
         typer.echo(reply)
+    deps.store.flush()  # index this turn's memories while the user reads the reply
 
 
 # --------------------------------------------------------------------------- entry point

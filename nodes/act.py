@@ -7,17 +7,51 @@ choose a different one while the per-turn budget (2 calls) lasts.
 
 from __future__ import annotations
 
+import re
+
 from graph.action import perform
 from graph.deps import Deps
 from graph.skills import registry
 from nodes import skai
 from nodes.grammar import render_reply
+from nodes.text import overlap, sentences
 from nodes.tools import breakdown, candidates
 from state.self_state import ToolUse
 from state.turn import ToolCall, ToolChoice, TurnState
 
 Update = dict[str, object]
 HYPOTHESIS_TAG = "(unverified) "
+SUPPORT_OVERLAP = 0.5
+RELATIONS = (
+    "name|sister|brother|mother|mom|father|dad|wife|husband|partner|friend|boss|job|home|"
+    "house|dog|cat|son|daughter|family|birthday|city|school|company|age"
+)
+PERSONAL_CLAIM = re.compile(
+    r"\b(?:you (?:told|said|mentioned|asked|wrote)|you(?:'re| are) an? [a-z]+|"
+    rf"your (?:{RELATIONS})\b|you live|you were born|we (?:discussed|talked|agreed|met)|"
+    r"last time|earlier you|my name is|i am an? |i'm an? |i was born|i live in|i studied|"
+    r"i remember)",
+    re.IGNORECASE,
+)
+
+
+def unsupported_personal_claims(draft: str, sources: list[str]) -> list[str]:
+    """Return sentences that assert facts about the user, our past or my identity without support.
+
+    reality_check (SKAi): a mentioned fact or event must exist in the context or self_state;
+    otherwise it is a hypothesis. General knowledge is not what the check is about; claims about
+    this person and this conversation are, because that is where a model confabulates.
+    """
+    joined = " ".join(sources)
+    return [
+        sentence
+        for sentence in sentences(draft)
+        if not sentence.endswith("?")
+        and PERSONAL_CLAIM.search(sentence)
+        and overlap(sentence, joined) < SUPPORT_OVERLAP
+    ]
+
+
 TOOL_LINE_CHARS = 400
 
 
@@ -98,7 +132,14 @@ def optional_tool_calls(state: TurnState, *, deps: Deps) -> Update:
         output=result.output,
         untrusted=result.untrusted,
     )
-    me = state.me.model_copy(deep=True)
+    me = state.me.model_copy(
+        update={
+            "self_state": state.me.self_state.model_copy(deep=True),
+            "psyche": state.me.psyche.model_copy(
+                update={"self_integration": state.me.psyche.self_integration.model_copy()}
+            ),
+        }
+    )
     if result.status == "vetoed":
         me.psyche.self_integration.shadow_encounters += 1  # record_shadow_encounter()
     summary = result.detail or ", ".join(sorted(result.output))[:120]
@@ -167,10 +208,10 @@ def compose_final(state: TurnState, *, deps: Deps) -> Update:
     draft = chosen.text if chosen else ""
     sources = [*state.context_memories, *(x.user for x in state.history), state.user_text]
     sources += [str(call.output) for call in state.tool_calls if call.status == "ok"]
-    unsupported = skai.unsupported_claims(draft, sources)
+    unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
-    lines = tool_lines(state.tool_calls)
+    lines = [line for line in tool_lines(state.tool_calls) if line not in draft]
     body = "\n".join([*lines, draft]) if lines else draft
     grammar = state.me.psyche.persona.grammar_preference
     degraded = list(state.degraded)

@@ -46,9 +46,14 @@ SELF_FACTS = (
 
 
 def _me(state: TurnState) -> Any:
-    """Return a full deep copy of the self (for steps that change self_state)."""
+    """Return a copy of the self whose ``self_state`` and ``metacog`` are deep copies."""
     assert state.me is not None
-    return state.me.model_copy(deep=True)
+    return state.me.model_copy(
+        update={
+            "self_state": state.me.self_state.model_copy(deep=True),
+            "metacog": state.me.metacog.model_copy(deep=True),
+        }
+    )
 
 
 def _meta(state: TurnState) -> Any:
@@ -146,7 +151,7 @@ def emit_updates(state: TurnState, *, deps: Deps) -> Update:
     deps.store.add(
         f"In {state.mode} mode I answered: {state.reply[:300]}",
         metadata={"author": "self", "situation": "chat", "turn": state.turn_index, "tools": tools},
-        defer_index=True,  # indexed with the next turn's input, in one batch
+        defer_index=True,  # indexed after the reply is delivered, with the turn's input
     )
     return {"me": me, "history": history, "note": f"turn {state.turn_index}: {tools}"}
 

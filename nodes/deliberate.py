@@ -92,7 +92,7 @@ def presence_preface(state: TurnState, *, deps: Deps) -> Update:
     last = state.me.metacog.last_fired.get("presence_preface")
     if not skai.preface_allowed(state.mode, state.turn_index, last):
         return {"skipped": "spontaneity governor cooldown (2 turns)"}
-    me = state.me.model_copy(deep=True)
+    me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
     me.metacog.last_fired["presence_preface"] = state.turn_index
     n = max(1, state.effort.preface_sentences)
     return {
@@ -121,7 +121,7 @@ def dual_stream_thoughts(state: TurnState, *, deps: Deps) -> Update:
     line = f"Two readings: {' or '.join(readings)}." if readings else "One reading only."
     if state.reality.gaps:
         line += f" Gap: {state.reality.gaps[0]}."
-    me = state.me.model_copy(deep=True)
+    me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
     me.metacog.last_fired["dual_stream_thoughts"] = state.turn_index
     thoughts = f"⟦ {line[: skai.INNER_THOUGHT_BLOCK_MAX_CHARS]} ⟧"
     return {"thoughts": thoughts, "me": me, "note": thoughts}

@@ -63,9 +63,10 @@ Update = dict[str, object]
 
 
 def ingest(state: TurnState, *, deps: Deps) -> Update:
-    """Load the present self, record the input as an ``external`` memory, recall context."""
+    """Load the present self, recall context for the input, record it as ``external`` memory."""
     me = deps.instance.load_self()
-    deps.store.add(state.user_text, metadata={"author": "external", "situation": "chat"})
+    if deps.store.pending():  # callers that did not flush after the last reply (e.g. a server)
+        deps.store.flush()
     hits = deps.store.search(
         state.user_text,
         k=deps.config.memory.semantic_k,
@@ -73,6 +74,13 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
         authors=RECALL_AUTHORS,
     )
     memories = [h.text[:MEMORY_SNIPPET_CHARS] for h in hits if h.text != state.user_text]
+    # Recorded after the search (which embedded the text once): in the ledger now, indexed
+    # in one batch after the reply is delivered; the recent half of every search covers it.
+    deps.store.add(
+        state.user_text,
+        metadata={"author": "external", "situation": "chat"},
+        defer_index=True,
+    )
     return {
         "turn_index": me.metacog.turn_index + 1,
         "me": me,
@@ -212,7 +220,7 @@ def self_initiated_reflection(state: TurnState, *, deps: Deps) -> Update:
         if state.surface.topic
         else "Am I drifting from how I want to speak?"
     )
-    me = state.me.model_copy(deep=True)
+    me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
     me.metacog.last_fired["self_initiated_reflection"] = state.turn_index
     return {"reflection": question, "me": me, "note": question}
 

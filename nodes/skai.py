@@ -36,6 +36,7 @@ Where the spec contradicts itself the choice is noted at the constant:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -693,6 +694,7 @@ def select_mode(signals: ModeSignals, *, default: Mode = DEFAULT_MODE) -> Mode:
     return default if default in tied else tied[0]
 
 
+@functools.lru_cache(maxsize=256)
 def extract_mode_signals(text: str) -> ModeSignals:
     """Estimate the selection signals from surface features of ``text`` alone (no model).
 

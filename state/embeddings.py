@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,7 @@ class MiniLMEmbedder:
     _lock = threading.Lock()
     _shared: MiniLMEmbedder | None = None
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 2) -> None:
         """Load the tokenizer and ONNX session."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -63,7 +64,7 @@ class MiniLMEmbedder:
         """Return one process-wide embedder (loading takes ~0.1 s)."""
         with cls._lock:
             if cls._shared is None:
-                cls._shared = cls()
+                cls._shared = cls(threads=min(2, os.cpu_count() or 1))
             return cls._shared
 
     def embed(self, texts: list[str], batch_size: int = 64) -> np.ndarray:

@@ -10,10 +10,13 @@ Public API (used by the kernel and by outside benchmarks)::
 The JSONL ledger is the truth; Chroma (under ``<path>/.index`` or ``index_path``) is an index over
 it that ``sync_index()`` rebuilds. ``search`` returns the union of the N most recent entries and the
 top-K semantic matches, de-duplicated, each scored by cosine similarity to the query.
+``kernel``-authored entries (the audit trail, "below consciousness") stay in the ledger but are
+never indexed or returned by ``search``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +33,8 @@ if TYPE_CHECKING:
 
 COLLECTION = "memories"
 VECTOR_CACHE = 512
+RETRIEVABLE: tuple[Author, ...] = ("self", "goal", "external")
+"""Authors retrieval returns; ``kernel`` entries are audit records, not experience."""
 DEFAULT_RECENT = 5
 
 HitSource = Literal["recent", "semantic", "both"]
@@ -59,6 +64,7 @@ class MemoryStore:
         self._collection: Collection | None = None
         self._vectors: dict[str, Any] = {}
         self._pending: list[MemoryEntry] = []
+        self._index_lock = threading.Lock()
 
     # ------------------------------------------------------------------ writing
 
@@ -78,20 +84,21 @@ class MemoryStore:
             return entry.id
         return self.append(entry).id
 
-    def flush(self) -> None:
-        """Index entries whose indexing was deferred."""
-        self._index([])
+    def pending(self) -> int:
+        """Return how many entries wait for indexing."""
+        return len(self._pending)
 
-    def add_many(self, items: list[tuple[str, dict[str, Any] | None]]) -> list[str]:
-        """Append many memories and index them in one batch."""
-        entries = [self.journal.append(self._entry(text, meta)) for text, meta in items]
-        self._index(entries)
-        return [e.id for e in entries]
+    def flush(self) -> None:
+        """Index the deferred entries in one batch."""
+        batch, self._pending = self._pending, []
+        with self._index_lock:
+            self._index(batch)
 
     def append(self, entry: MemoryEntry) -> MemoryEntry:
         """Append a prepared entry to the ledger, then index it."""
         self.journal.append(entry)
-        self._index([entry])
+        with self._index_lock:
+            self._index([entry])
         return entry
 
     def _entry(self, text: str, metadata: dict[str, Any] | None) -> MemoryEntry:
@@ -145,7 +152,7 @@ class MemoryStore:
         authors: tuple[Author, ...] | None = None,
     ) -> list[Hit]:
         """Return the union of the ``recent`` newest and top-``k`` semantic matches, best first."""
-        self.flush()
+        # Deferred entries may not be indexed yet; the recent half of the union still finds them.
         query_vec = self._embed([query])[0]
         hits: dict[str, Hit] = {}
         collection = self._open_collection()
@@ -171,7 +178,8 @@ class MemoryStore:
                     timestamp=str(meta.get("ts", "")) if meta else "",
                     source="semantic",
                 )
-        newest = self.recent(recent, authors=authors) if recent > 0 else []
+        readable = authors or RETRIEVABLE
+        newest = self.recent(recent, authors=readable) if recent > 0 else []
         if newest:
             vectors = self._embed([e.description for e in newest])
             for entry, vec in zip(newest, vectors, strict=True):
@@ -191,13 +199,14 @@ class MemoryStore:
     def sync_index(self) -> int:
         """Index every ledger entry missing from Chroma; returns how many were added."""
         collection = self._open_collection()
-        entries = self.journal.read().entries
+        entries = [e for e in self.journal.read().entries if e.author != "kernel"]
         missing: list[MemoryEntry] = []
         for start in range(0, len(entries), 500):
             chunk = entries[start : start + 500]
             present = set(collection.get(ids=[e.id for e in chunk], include=[])["ids"])
             missing.extend(e for e in chunk if e.id not in present)
-        self._index(missing)
+        with self._index_lock:
+            self._index(missing)
         return len(missing)
 
     def index_count(self) -> int:
@@ -205,8 +214,8 @@ class MemoryStore:
         return self._open_collection().count()
 
     def _index(self, entries: list[MemoryEntry]) -> None:
-        entries = [*self._pending, *entries]
-        self._pending = []
+        # Kernel memories are the audit trail, "below consciousness": never retrieved by meaning.
+        entries = [e for e in entries if e.author != "kernel"]
         if not entries:
             return
         collection = self._open_collection()

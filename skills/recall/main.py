@@ -92,7 +92,8 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     # Libraries must not write to stdout: it carries this skill's one JSON object.
     with contextlib.redirect_stdout(sys.stderr):
         store = memory_store(root / "data" / "memory", index_path=root / ".lumen" / "chroma")
-        store.sync_index()
+        # No sync_index() here: it reads the whole ledger. Entries written by other processes
+        # are indexed when written; the recent-entries half of search covers the rest.
         found = store.search(query.strip(), k=k)
     hits = [
         {

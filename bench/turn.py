@@ -1,0 +1,203 @@
+"""Turn benchmark: kernel overhead vs a no-op floor, model calls per mode, embedded latency ratio.
+
+Run: ``uv run python bench/turn.py [--turns 20] [--embedded 5]``.
+
+1. Scripted model (answers instantly): for talk, work and deep inputs, N turns each through the
+   real ``turn`` graph (SQLite checkpointer, durability "exit" as ``lumen chat`` uses). Interleaved
+   with each turn, the *floor*: a graph of the same shape (four subgraphs of 7/11/4/14 no-op
+   nodes over the same state schema, same checkpointer). Prints median and p95 of both, their
+   ratio, and model calls per turn.
+2. Embedded model: M talk turns; each turn's latency is divided by one raw call of the same
+   model on the exact messages the turn's draft step sent (same seed, same temperature, so the
+   same reply). Goal: ratio <= 1.5 in talk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from pydantic import Field
+
+from graph.builder import ACT, CONSOLIDATE, DELIBERATE, PERCEIVE, build_turn_graph
+from graph.checkpoints import sqlite_saver
+from graph.deps import Deps
+from graph.scripted import ScriptedChatModel
+from graph.session import run_turn
+from state.instance import init_instance
+from state.turn import TurnInput, TurnState
+
+INPUTS = {
+    "talk": ["Hi there! How are you?", "Good morning!", "Haha, that's funny"],
+    "work": [
+        "Please write a step by step plan to organise my project files",
+        "Can you list the steps to set up a Python project with tests?",
+    ],
+    "deep": [
+        "Think deeply: why do people disagree about free will, and what would change your mind?",
+        "In depth: is it ever right to break a promise? Consider both sides carefully.",
+    ],
+}
+
+
+def floor_graph() -> Any:
+    """Build a no-op graph with the turn graph's shape and state schema."""
+
+    def noop(state: TurnState) -> dict[str, Any]:
+        return {}
+
+    parent: StateGraph[TurnState, None, TurnInput, TurnState] = StateGraph(
+        TurnState, input_schema=TurnInput
+    )
+    previous = START
+    for group, steps in (("p", PERCEIVE), ("d", DELIBERATE), ("a", ACT), ("c", CONSOLIDATE)):
+        sub: StateGraph[TurnState, None, TurnState, TurnState] = StateGraph(TurnState)
+        names = [f"{group}{i}" for i in range(len(steps))]
+        for name in names:
+            sub.add_node(name, noop)
+        sub.add_edge(START, names[0])
+        for left, right in pairwise(names):
+            sub.add_edge(left, right)
+        sub.add_edge(names[-1], END)
+        parent.add_node(group, sub.compile(name=group))
+        parent.add_edge(previous, group)
+        previous = group
+    parent.add_edge(previous, END)
+    return parent
+
+
+def pct(values: list[float], q: float) -> float:
+    """Return the q-quantile (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def scripted(turns: int) -> None:
+    """Measure kernel overhead against the floor, per mode."""
+    print(f"== scripted model, {turns} turns per mode (durability=exit, SQLite) ==")
+    print(
+        f"{'mode':5s} {'kernel med':>10s} {'p95':>7s} {'floor med':>10s} {'p95':>7s} "
+        f"{'ratio':>6s} {'calls/turn':>10s} {'modes seen':>12s} {'index ms':>9s}"
+    )
+    print("(kernel = the graph run the user waits for; index = Chroma upsert of the turn's two")
+    print(" memories, done after the reply is shown, reported separately)")
+    for mode, texts in INPUTS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            instance = init_instance(Path(tmp) / "inst")
+            model = ScriptedChatModel(replies=["I think it depends. My view: start small."])
+            deps = Deps.for_instance(instance, model_for=lambda _m, m=model: m)
+            kernel_ms: list[float] = []
+            floor_ms: list[float] = []
+            calls: list[int] = []
+            index_ms: list[float] = []
+            seen: set[str] = set()
+            with (
+                sqlite_saver(Path(tmp) / "turn.sqlite") as saver,
+                sqlite_saver(Path(tmp) / "floor.sqlite") as floor_saver,
+            ):
+                turn = build_turn_graph(deps).compile(checkpointer=saver)
+                floor = floor_graph().compile(checkpointer=floor_saver)
+                run_turn(turn, "warm up")  # first-use costs (Chroma, embedder) are not per turn
+                for i in range(turns):
+                    text = texts[i % len(texts)]
+                    started = time.perf_counter()
+                    floor.invoke(
+                        TurnInput(user_text=text),
+                        {"configurable": {"thread_id": "floor"}},
+                        durability="exit",
+                    )
+                    floor_ms.append((time.perf_counter() - started) * 1000)
+                    started = time.perf_counter()
+                    state = run_turn(turn, text)
+                    kernel_ms.append((time.perf_counter() - started) * 1000)
+                    started = time.perf_counter()
+                    deps.store.flush()  # what `lumen chat` does after showing the reply
+                    index_ms.append((time.perf_counter() - started) * 1000)
+                    calls.append(state.llm_calls)
+                    seen.add(state.mode)
+            k_med, f_med = statistics.median(kernel_ms), statistics.median(floor_ms)
+            print(
+                f"{mode:5s} {k_med:10.1f} {pct(kernel_ms, 0.95):7.1f} {f_med:10.1f} "
+                f"{pct(floor_ms, 0.95):7.1f} {k_med / f_med:6.2f} "
+                f"{statistics.mean(calls):10.2f} {','.join(sorted(seen)):>12s} "
+                f"{statistics.median(index_ms):9.1f}"
+            )
+
+
+class Recording(BaseChatModel):
+    """Delegate to a real model and record each call's messages and latency."""
+
+    inner: Any
+    log: list[tuple[Any, float]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "recording"
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+        started = time.perf_counter()
+        result = self.inner._generate(messages, stop=stop, **kw)
+        self.log.append((messages, (time.perf_counter() - started) * 1000))
+        return result
+
+
+def embedded(turns: int) -> None:
+    """Compare talk-turn latency with one raw call on the same messages."""
+    from graph.llm import make_chat_model
+    from state.config import load_config
+
+    print(f"\n== embedded model (SmolLM2-135M), {turns} talk turns ==")
+    with tempfile.TemporaryDirectory() as tmp:
+        instance = init_instance(Path(tmp) / "inst")
+        config = load_config(instance.config_file)
+        real = make_chat_model(config, mode="talk")
+        recorder = Recording(inner=real, log=[])
+        deps = Deps.for_instance(instance, model_for=lambda _m: recorder)
+        ratios: list[float] = []
+        with sqlite_saver(Path(tmp) / "turn.sqlite") as saver:
+            turn = build_turn_graph(deps).compile(checkpointer=saver)
+            run_turn(turn, "warm up")
+            for i in range(turns):
+                recorder.log.clear()
+                text = INPUTS["talk"][i % len(INPUTS["talk"])]
+                started = time.perf_counter()
+                state = run_turn(turn, text)
+                turn_ms = (time.perf_counter() - started) * 1000
+                draft_messages = recorder.log[0][0]
+                started = time.perf_counter()
+                real.invoke(draft_messages)
+                raw_ms = (time.perf_counter() - started) * 1000
+                ratios.append(turn_ms / raw_ms)
+                print(
+                    f"  turn {i + 1}: mode={state.mode} calls={state.llm_calls} "
+                    f"turn={turn_ms:7.0f} ms raw={raw_ms:7.0f} ms ratio={turn_ms / raw_ms:5.2f}"
+                )
+        print(
+            f"talk latency ratio: median {statistics.median(ratios):.2f} "
+            f"p95 {pct(ratios, 0.95):.2f} (goal <= 1.5)"
+        )
+
+
+def main() -> None:
+    """Run both parts."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--embedded", type=int, default=5)
+    args = parser.parse_args()
+    scripted(args.turns)
+    if args.embedded:
+        embedded(args.embedded)
+
+
+if __name__ == "__main__":
+    main()
