@@ -134,6 +134,13 @@ def scripted(turns: int) -> None:
             )
 
 
+def cold_cache(model: Any) -> None:
+    """Drop llama.cpp's cached prompt so no call reuses another's prompt processing."""
+    client = getattr(model, "client", None)
+    if client is not None and hasattr(client, "reset"):
+        client.reset()
+
+
 class Recording(BaseChatModel):
     """Delegate to a real model and record each call's messages and latency."""
 
@@ -145,6 +152,7 @@ class Recording(BaseChatModel):
         return "recording"
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
+        cold_cache(self.inner)
         started = time.perf_counter()
         result = self.inner._generate(messages, stop=stop, **kw)
         self.log.append((messages, (time.perf_counter() - started) * 1000))
@@ -173,14 +181,18 @@ def embedded(turns: int) -> None:
                 started = time.perf_counter()
                 state = run_turn(turn, text)
                 turn_ms = (time.perf_counter() - started) * 1000
-                draft_messages = recorder.log[0][0]
+                draft_messages, in_turn_ms = recorder.log[0]
+                cold_cache(real)
                 started = time.perf_counter()
-                real.invoke(draft_messages)
+                raw = real.invoke(draft_messages)
                 raw_ms = (time.perf_counter() - started) * 1000
+                slowest = sorted(state.timings_ms.items(), key=lambda kv: -kv[1])[:3]
                 ratios.append(turn_ms / raw_ms)
                 print(
                     f"  turn {i + 1}: mode={state.mode} calls={state.llm_calls} "
-                    f"turn={turn_ms:7.0f} ms raw={raw_ms:7.0f} ms ratio={turn_ms / raw_ms:5.2f}"
+                    f"turn={turn_ms:6.0f} ms (model in turn {in_turn_ms:6.0f}) "
+                    f"raw={raw_ms:6.0f} ms ratio={turn_ms / raw_ms:5.2f} "
+                    f"raw reply {len(str(raw.content))} chars; slowest {slowest}"
                 )
         print(
             f"talk latency ratio: median {statistics.median(ratios):.2f} "

@@ -162,4 +162,8 @@ def think_json(
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        return Judgment(fallback, ok=False, ms=ms, reason=f"model JSON invalid at {where}")
+    repair = getattr(schema, "repair", None)
+    repaired = repair(raw) if callable(repair) else None
+    if isinstance(repaired, schema):
+        return Judgment(repaired, ok=True, ms=ms, reason=f"repaired (invalid at {where})")
+    return Judgment(fallback, ok=False, ms=ms, reason=f"model JSON invalid at {where}")

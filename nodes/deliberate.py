@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import date, datetime, timedelta
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -164,8 +165,27 @@ def chronos_mesh(state: TurnState, *, deps: Deps) -> Update:
 class PlanAnswer(BaseModel):
     """The plan step's constrained JSON answer."""
 
-    steps: list[str] = Field(min_length=1, max_length=4)
+    steps: list[Annotated[str, Field(max_length=120)]] = Field(min_length=1, max_length=4)
     confidence: float = Field(ge=0.0, le=1.0)
+
+    @classmethod
+    def repair(cls, raw: dict[str, Any]) -> PlanAnswer | None:
+        """Salvage a small model's answer: drop junk steps, cut long ones, clamp confidence."""
+        steps = raw.get("steps")
+        if not isinstance(steps, list):
+            return None
+        kept = [
+            str(step).strip()[:120]
+            for step in steps
+            if isinstance(step, str) and len(re.findall(r"[^\W\d_]{2,}", step)) >= 2
+        ][:4]
+        if not kept:
+            return None
+        try:
+            confidence = float(raw.get("confidence", 0.5))
+        except (TypeError, ValueError):
+            confidence = 0.5
+        return cls(steps=kept, confidence=min(1.0, max(0.0, confidence)))
 
 
 def _rule_plan(state: TurnState) -> PlanAnswer:

@@ -222,3 +222,62 @@ def test_compose_final_renders_in_the_persona_grammar(
         assert "Great question" not in state.reply and len(state.reply) < len(reply_text)
     else:
         assert "## " not in state.reply and "\n- " not in state.reply
+
+
+def _candidate(cid: str, **axes: float) -> object:
+    from state.turn import Candidate
+
+    full = {k: 0.5 for k in (*skai.AXES, *skai.PENALTIES)} | axes
+    return Candidate(id=cid, text=cid, axes=full, lam=skai.lambda_score(full))
+
+
+def _select(deps: Deps, candidates: list[object]) -> dict[str, object]:
+    from nodes.deliberate import lambda_select
+    from state.turn import TurnState
+
+    state = TurnState(user_text="x", mode="work", candidates=candidates, llm_calls=4)
+    return lambda_select(state, deps=deps)
+
+
+def test_lambda_select_picks_the_highest_lambda(deps: Deps) -> None:
+    update = _select(deps, [_candidate("a", P=0.2), _candidate("b", P=0.9)])
+    assert update["chosen"] == 1
+
+
+def test_lambda_select_tie_breaks_on_higher_truthfulness(deps: Deps) -> None:
+    # Equal Λ: +0.1 T (weight 1.2) in a is matched by +0.12/1.1 P (weight 1.1) in b.
+    a = _candidate("a", T=0.6, P=0.5)
+    b = _candidate("b", T=0.5, P=0.5 + 0.1 * 1.2 / 1.1)
+    assert a.lam == pytest.approx(b.lam)  # type: ignore[attr-defined]
+    assert _select(deps, [b, a])["chosen"] == 1
+
+
+def test_lambda_select_tie_breaks_on_lower_servility_when_truth_is_equal(deps: Deps) -> None:
+    a = _candidate("a", SSS=0.4, P=0.5)
+    b = _candidate("b", SSS=0.5, P=0.5 + 0.1 / 1.1)
+    assert a.lam == pytest.approx(b.lam)  # type: ignore[attr-defined]
+    assert _select(deps, [b, a])["chosen"] == 1
+
+
+def test_plan_repairs_out_of_range_model_json(instance: Instance, tmp_path: Path) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    model = ScriptedChatModel(
+        plan_json='{"steps": ["Gather the files first", "]"], "confidence": 15.2}'
+    )
+    deps = scripted_deps(instance, model)
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), WORK)
+    assert state.plan == ["Gather the files first"]
+    assert not any(d.startswith("plan:") for d in state.degraded)
+
+
+def test_plan_falls_back_to_rules_on_prose(instance: Instance, tmp_path: Path) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    deps = scripted_deps(instance, ScriptedChatModel(plan_json="Sure! Here is a plan."))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), WORK)
+    assert state.plan and any("not a JSON object" in d for d in state.degraded)
