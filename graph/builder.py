@@ -86,14 +86,16 @@ FLUSH_AFTER = frozenset(
 """Steps after which buffered kernel memories are written (each subgraph's possible last step)."""
 
 
-def instrument(name: str, fn: NodeFn, deps: Deps) -> Callable[[TurnState], dict[str, Any]]:
+def instrument(
+    name: str, fn: NodeFn, deps: Deps, situation: str = "turn"
+) -> Callable[[Any], dict[str, Any]]:
     """Wrap a step: time it, append its trace record(s) and its ``kernel`` memory.
 
     Kernel memories are buffered and written at the end of each subgraph (and at once when a
     step fails), one lock per batch: the audit trail stays complete at a fraction of the cost.
     """
 
-    def step(state: TurnState) -> dict[str, Any]:
+    def step(state: Any) -> dict[str, Any]:
         started = time.perf_counter()
         try:
             update = fn(state, deps=deps)
@@ -120,11 +122,11 @@ def instrument(name: str, fn: NodeFn, deps: Deps) -> Callable[[TurnState], dict[
                 journal.new_entry(
                     f"{record.step}: {record.status}" + (f": {detail}" if detail else ""),
                     author="kernel",
-                    situation="turn",
+                    situation=situation,
                     meta={
                         "step": record.step,
                         "status": record.status,
-                        "turn": update.get("turn_index", state.turn_index),
+                        "turn": update.get("turn_index", getattr(state, "turn_index", None)),
                     },
                 )
             )

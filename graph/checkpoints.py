@@ -16,61 +16,26 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-ALLOWED_STATE_TYPES: tuple[tuple[str, str], ...] = (
-    *(
-        ("state.turn", name)
-        for name in (
-            "Exchange",
-            "StepRecord",
-            "Surface",
-            "IntentHypothesis",
-            "RealityCheck",
-            "Effort",
-            "Candidate",
-            "ToolChoice",
-            "ToolCall",
-            "TurnState",
-            "TurnInput",
-        )
-    ),
-    *(
-        ("state.self_state", name)
-        for name in (
-            "Self",
-            "SelfState",
-            "SkaiIdentity",
-            "ContextModel",
-            "SkaiGoals",
-            "Belief",
-            "BeliefRevision",
-            "Beliefs",
-            "Epistemics",
-            "ConceptLink",
-            "NamedConcept",
-            "NamedConcepts",
-            "EpisodicEvent",
-            "SemanticNote",
-            "WorkingMemory",
-            "ToolStatus",
-            "ToolUse",
-            "Tools",
-            "Regret",
-            "Experiment",
-            "Growth",
-            "Persona",
-            "ShadowPattern",
-            "Shadow",
-            "ArchetypeWeights",
-            "SelfIntegration",
-            "Psyche",
-            "IdentityVector",
-            "Affect",
-            "CognitiveBudget",
-            "StabilityMetrics",
-            "Metacog",
-        )
-    ),
-)
+STATE_MODULES = ("state.turn", "state.self_state", "state.cycle", "state.records")
+
+
+def allowed_state_types() -> list[tuple[str, str]]:
+    """Return (module, class) for every pydantic model defined in Lumen's state modules."""
+    import importlib
+
+    from pydantic import BaseModel
+
+    allowed = []
+    for module_name in STATE_MODULES:
+        module = importlib.import_module(module_name)
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseModel)
+                and value.__module__ == module_name
+            ):
+                allowed.append((module_name, name))
+    return sorted(allowed)
 
 
 @contextmanager
@@ -82,7 +47,7 @@ def sqlite_saver(db: Path) -> Iterator[SqliteSaver]:
     db.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(db), check_same_thread=False)
     try:
-        serde = JsonPlusSerializer(allowed_msgpack_modules=list(ALLOWED_STATE_TYPES))
+        serde = JsonPlusSerializer(allowed_msgpack_modules=allowed_state_types())
         yield SqliteSaver(conn, serde=serde)
     finally:
         conn.close()

@@ -8,6 +8,7 @@ Every temperature is clamped into the band of the calling mode (AsteronIris Phas
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import threading
@@ -25,6 +26,19 @@ EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 _cache_lock = threading.Lock()
 _embedded_cache: dict[tuple[str, int, int], Any] = {}
+
+
+def close_embedded_models() -> None:
+    """Free loaded llama.cpp models before interpreter teardown (avoids a noisy late error)."""
+    with _cache_lock:
+        for model in _embedded_cache.values():
+            client = getattr(model, "client", None)
+            if client is not None and hasattr(client, "close"):
+                client.close()
+        _embedded_cache.clear()
+
+
+atexit.register(close_embedded_models)
 
 
 def embedded_model_path(config: Config) -> Path:

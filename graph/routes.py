@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from state.cycle import CycleState, ReflectState
 from state.turn import TurnState
 
 
@@ -32,3 +33,43 @@ def route_lambda(state: TurnState) -> Literal["redraft", "inner_dialogue", "done
 def route_tools(state: TurnState) -> Literal["call", "compose"]:
     """Call the chosen tool, or compose the reply when none was chosen."""
     return "call" if state.tool_choice is not None else "compose"
+
+
+def route_guard(state: CycleState) -> Literal["safe", "cooldown"]:
+    """Escalation guard: continue, or cool down after repeated escalations."""
+    return state.guard
+
+
+def route_convergence(state: CycleState) -> Literal["converging", "stabilize"]:
+    """Lyapunov check: converging, or stabilize first."""
+    return state.convergence
+
+
+def route_value_lock(state: CycleState) -> Literal["valid", "rollback"]:
+    """Value lock: intact, or roll back."""
+    return state.value_lock
+
+
+def route_rollback(state: CycleState) -> Literal["restored", "failed"]:
+    """Rollback check: the restore worked, or drop to safety-only."""
+    return "restored" if state.restored else "failed"
+
+
+def route_depth2(state: CycleState) -> Literal["depth2", "skip"]:
+    """Meta depth 2 only when the goal-mutation step found budget > 0.3 and ≥2 conditions."""
+    return "depth2" if state.depth2 else "skip"
+
+
+def route_cycle_end(state: CycleState) -> Literal["recurse", "end"]:
+    """Recurse (bounded) or end the cycle."""
+    return "recurse" if state.status == "recurse" else "end"
+
+
+def route_review(state: ReflectState) -> Literal["ask", "nothing"]:
+    """Reflect only when the review found something to reflect on."""
+    return state.route
+
+
+def route_conflicts(state: ReflectState) -> Literal["resolve", "apply"]:
+    """Resolve contradicting proposals before applying."""
+    return "resolve" if state.conflicts else "apply"

@@ -81,36 +81,19 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
         metadata={"author": "external", "situation": "chat"},
         defer_index=True,
     )
+    fresh = TurnState(user_text=state.user_text)
+    # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
+    # only the input and the bounded history carry over.
+    reset = {
+        name: getattr(fresh, name)
+        for name in TurnState.model_fields
+        if name not in {"user_text", "history"}
+    }
     return {
+        **reset,
         "turn_index": me.metacog.turn_index + 1,
         "me": me,
         "context_memories": memories,
-        "surface": Surface(),
-        "reality": RealityCheck(),
-        "evidence": [],
-        "intents": [],
-        "reflection": "",
-        "preface": "",
-        "thoughts": "",
-        "plan": [],
-        "brief": [],
-        "candidates": [],
-        "chosen": -1,
-        "selection_notes": "",
-        "tool_need": 0.0,
-        "tool_choice": None,
-        "tool_calls": [],
-        "excluded_tools": [],
-        "draft": "",
-        "reply": "",
-        "post_eval": {},
-        "error_tags": [],
-        "new_names": [],
-        "closed_events": [],
-        "trace": [],
-        "llm_calls": 0,
-        "timings_ms": {},
-        "degraded": [],
         "note": f"recalled {len(memories)} memories",
     }
 

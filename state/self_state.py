@@ -434,6 +434,34 @@ class Metacog(Strict):
     last_reply: str = ""
 
 
+WINDOW = 32
+
+
+class Autonomy(Strict):
+    """Cross-cycle bookkeeping of the MSCP loop (bounded windows; history is in the ledger)."""
+
+    cycle: int = Field(default=0, ge=0)
+    last_reflection_cycle: int = Field(default=0, ge=0)
+    survival_goals: list[dict[str, Any]] = Field(default_factory=list, max_length=3)
+    archetype_stats: dict[str, list[int]] = Field(default_factory=dict)
+    prediction_errors: list[float] = Field(default_factory=list, max_length=WINDOW)
+    identity_deltas: list[float] = Field(default_factory=list, max_length=WINDOW)
+    composite_history: list[float] = Field(default_factory=list, max_length=WINDOW)
+    goal_mutations: list[int] = Field(default_factory=list, max_length=WINDOW)
+    consistency: list[float] = Field(default_factory=list, max_length=WINDOW)
+    consecutive_escalations: int = Field(default=0, ge=0)
+    consecutive_self_updates: int = Field(default=0, ge=0)
+    exploration_risk_tolerance: float = Field(default=0.2, ge=0.05, le=0.5)
+    goal_weight_proposals: list[dict[str, Any]] = Field(default_factory=list, max_length=20)
+    goal_progress: dict[str, int] = Field(default_factory=dict)
+    stale: dict[str, int] = Field(default_factory=dict)
+    explored: list[str] = Field(default_factory=list, max_length=WINDOW)
+    escalations: int = Field(default=0, ge=0)
+    rollbacks: int = Field(default=0, ge=0)
+    stabilizations: int = Field(default=0, ge=0)
+    cooldowns: int = Field(default=0, ge=0)
+
+
 class Self(Strict):
     """The whole self: SKAi state, psyche, identity vector, affect, budget, stability."""
 
@@ -444,3 +472,4 @@ class Self(Strict):
     budget: CognitiveBudget = Field(default_factory=CognitiveBudget)
     stability: StabilityMetrics = Field(default_factory=StabilityMetrics)
     metacog: Metacog = Field(default_factory=Metacog)
+    autonomy: Autonomy = Field(default_factory=Autonomy)

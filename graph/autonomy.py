@@ -1,0 +1,119 @@
+"""``lumen run`` and ``lumen reflect``: alternate action and explore cycles, reflect on triggers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph.checkpoints import sqlite_saver
+from graph.cycle_builder import build_cycle_graph, build_reflect_graph
+from graph.deps import Deps
+from nodes import mscp
+from state.cycle import CycleInput, CycleKind, CycleState, ReflectInput, ReflectState
+
+
+@dataclass
+class RunReport:
+    """What a run did (for the CLI, tests and the benchmark)."""
+
+    cycles: list[dict[str, Any]] = field(default_factory=list)
+    reflections: list[dict[str, Any]] = field(default_factory=list)
+
+
+@contextmanager
+def autonomy_graphs(deps: Deps) -> Iterator[tuple[Any, Any]]:
+    """Yield the compiled ``cycle`` and ``reflect`` graphs on the instance's checkpoint DB."""
+    with sqlite_saver(deps.instance.checkpoint_db) as saver:
+        yield (
+            build_cycle_graph(deps).compile(checkpointer=saver, name="cycle"),
+            build_reflect_graph(deps).compile(checkpointer=saver, name="reflect"),
+        )
+
+
+def run_cycle(compiled: Any, kind: CycleKind, *, explicit_reflection: bool = False) -> CycleState:
+    """Run one cycle on the ``cycle`` thread."""
+    result = compiled.invoke(
+        CycleInput(kind=kind, explicit_reflection=explicit_reflection),
+        {"configurable": {"thread_id": "cycle"}, "recursion_limit": 100},
+        durability="exit",
+    )
+    return CycleState.model_validate(result)
+
+
+def run_reflection(compiled: Any, triggers: list[str]) -> ReflectState:
+    """Run one reflection on the ``reflect`` thread."""
+    result = compiled.invoke(
+        ReflectInput(triggers=triggers),
+        {"configurable": {"thread_id": "reflect"}},
+        durability="exit",
+    )
+    return ReflectState.model_validate(result)
+
+
+def run(
+    deps: Deps,
+    *,
+    cycles: int | None,
+    interval: float = 0.0,
+    reflection: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> RunReport:
+    """Alternate action and explore cycles (action first); reflect when a trigger fires.
+
+    ``cycles=None`` runs until interrupted (Ctrl+C ends after the current step's checkpoint).
+    """
+    report = RunReport()
+    with autonomy_graphs(deps) as (cycle_graph, reflect_graph):
+        index = 0
+        while cycles is None or index < cycles:
+            kind: CycleKind = "action" if index % 2 == 0 else "explore"
+            state = run_cycle(cycle_graph, kind)
+            assert state.me is not None
+            valence = mscp.valence(state.me.affect.model_dump())
+            row = {
+                "cycle": state.me.autonomy.cycle,
+                "kind": kind,
+                "status": state.status,
+                "composite": state.me.stability.composite,
+                "epsilon": state.prediction_error,
+                "valence": round(valence, 4),
+                "identity_hash": state.me.identity.identity_hash,
+                "triggers": state.reflection_triggers,
+                "llm_calls": state.llm_calls,
+                "degraded": state.degraded,
+            }
+            report.cycles.append(row)
+            if progress:
+                progress(
+                    f"cycle {row['cycle']:>4} {kind:7s} {state.status:15s} "
+                    f"C(t)={row['composite']:.4f} ε={row['epsilon']:.4f} "
+                    f"valence={valence:+.3f}"
+                )
+            if reflection and kind == "action" and state.reflection_triggers:
+                reflected = run_reflection(reflect_graph, state.reflection_triggers)
+                report.reflections.append(
+                    {
+                        "cycle": row["cycle"],
+                        "triggers": reflected.triggers,
+                        "applied": reflected.applied,
+                        "conflicts": reflected.conflicts,
+                    }
+                )
+                if progress:
+                    progress(
+                        f"  reflection ({', '.join(reflected.triggers)}): "
+                        f"{len(reflected.applied)} changes"
+                    )
+            index += 1
+            if interval and (cycles is None or index < cycles):
+                time.sleep(interval)
+    return report
+
+
+def reflect_now(deps: Deps) -> ReflectState:
+    """Force a reflection (``lumen reflect``)."""
+    with autonomy_graphs(deps) as (_, reflect_graph):
+        return run_reflection(reflect_graph, ["explicit_request"])

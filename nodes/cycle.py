@@ -1,0 +1,848 @@
+"""The MSCP cycle (``lumen run``), with lumen's action and explore loops as predict → act → compare.
+
+The steps follow MSCP §3.1/§8.1:
+
+budget_reset → affect_update → threat_assessment → survival_goals → motivation →
+workspace_broadcast → predict → act → compare → escalation_guard → convergence_check →
+[stabilize] → self_update → value_lock_check → [rollback → rollback_check] → goal_mutation →
+[meta_depth_2] → cycle_end.
+
+Every number comes from ``nodes.mscp`` (pure). Writes go through ``state.permissions.DataWriter``
+bound to the action or explore loop, so the action loop can never write values, goal weights or
+soul.md; MSCP's goal-weight adjustments become clamped *proposals* that only the reflection loop
+may apply. The self (identity vector, affect, stability, autonomy windows) is persisted once, in
+``cycle_end``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from graph.action import perform
+from graph.deps import Deps
+from graph.skills import registry
+from graph.thinking import think_json
+from nodes import mscp
+from nodes.tools import candidates as cue_candidates
+from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
+from state.files import atomic_write_json, load_goals, load_values
+from state.permissions import DataWriter
+from state.records import GoalStatus
+from state.self_state import IDENTITY_DIMENSIONS
+
+Update = dict[str, object]
+CYCLE_COST = 0.15
+"""Budget spent by one predict-act-compare pass (MSCP §9: the budget drains within a cycle)."""
+MAX_ITERATIONS = 3
+"""Recursion bound of one cycle (MSCP §8.1 recurses until converged; we cap it)."""
+ESCALATION_ERROR = 0.5
+"""A prediction error above this (or MSI < 0.5) counts as a meta-escalation."""
+GOAL_DONE_AFTER = 3
+"""Successful cycles on a todo/working goal before the action loop marks it done."""
+
+# Which values an action serves: lumen's M needs "which values align with it". Archetypes are the
+# bridge: a value is aligned with the skills of the archetypes listed for it.
+VALUE_ARCHETYPES: dict[str, tuple[str, ...]] = {
+    "coherence": ("sage", "guardian"),
+    "autonomy": ("explorer", "sage"),
+    "curiosity": ("explorer", "sage", "healer"),
+    "bond_loyalty": ("healer", "guardian"),
+}
+GOAL_SKILLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("recall", {"k": 5}),
+    ("gaps", {}),
+    ("beliefs", {}),
+    ("clock", {"op": "now"}),
+)
+
+
+def _me(state: CycleState) -> Any:
+    assert state.me is not None
+    return state.me.model_copy(deep=True)
+
+
+def budget_reset(state: CycleState, *, deps: Deps) -> Update:
+    """Reset the cognitive budget; load the self, values and goals; snapshot what may roll back."""
+    me = deps.instance.load_self()
+    values = load_values(deps.instance.values_file)
+    goals = [YearGoal(year=y, goal=g) for y, g in load_goals(deps.instance.goals_dir)]
+    value_hash = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+    me.autonomy.cycle += 1
+    fresh = CycleState(kind=state.kind, explicit_reflection=state.explicit_reflection)
+    # Every per-cycle field starts fresh: the thread's checkpoint holds the previous cycle.
+    reset = {name: getattr(fresh, name) for name in CycleState.model_fields}
+    return {
+        **reset,
+        "me": me,
+        "values": values,
+        "values_snapshot": values,
+        "value_hash": value_hash,
+        "identity_snapshot": me.identity.model_dump(),
+        "goals": goals,
+        "budget": 1.0,
+        "iteration": 0,
+        "status": "running",
+        "candidates": [],
+        "chosen": -1,
+        "trace": [],
+        "llm_calls": 0,
+        "timings_ms": {},
+        "degraded": [],
+        "note": f"cycle {me.autonomy.cycle} ({state.kind}); value hash {value_hash}",
+    }
+
+
+def _metrics(state: CycleState) -> mscp.AffectMetrics:
+    assert state.me is not None
+    auto = state.me.autonomy
+    return mscp.AffectMetrics(
+        prediction_error=min(1.0, auto.prediction_errors[-1] if auto.prediction_errors else 0.0),
+        goal_alignment=state.me.identity.value_alignment,
+        identity_stability=state.me.identity.emotional_stability,
+        converged=bool(auto.prediction_errors) and mscp.converged(auto.prediction_errors[-1]),
+        budget=state.budget,
+    )
+
+
+def affect_update(state: CycleState, *, deps: Deps) -> Update:
+    """Update the 5-dim affect from the previous cycle's metrics (inertia 0.7, decay 0.05)."""
+    me = _me(state)
+    new = mscp.update_affect(me.affect.model_dump(), _metrics(state))
+    me.affect = me.affect.model_copy(update=new)
+    return {"me": me, "note": f"valence {mscp.valence(new):+.3f}"}
+
+
+def _identity_stability(state: CycleState) -> float:
+    assert state.me is not None
+    return 1.0 - min(1.0, state.me.stability.identity_volatility)
+
+
+def threat_assessment(state: CycleState, *, deps: Deps) -> Update:
+    """Assess the five survival threats; inject survival anxiety at CAUTION or above."""
+    me = _me(state)
+    weights = [b.weight for b in me.self_state.beliefs.statements]
+    # Normalised entropy is ~1 for any set of similar weights, so it would read as a permanent
+    # BELIEF_COLLAPSE; the collapse signal used here is how weak the beliefs have become.
+    collapse = 1.0 - sum(weights) / len(weights) if weights else 0.0
+    threats = mscp.assess_threats(
+        identity_stability=_identity_stability(state),
+        budget=state.budget,
+        belief_entropy=collapse,
+        ethical_violation=False,
+        composite_stability=me.stability.composite,
+    )
+    top = max((t.intensity for t in threats if t.level != "NOMINAL"), default=0.0)
+    if top >= mscp.THREAT_LEVELS["CAUTION"]:
+        me.affect = me.affect.model_copy(
+            update=mscp.inject_survival_anxiety(me.affect.model_dump(), top)
+        )
+    listed = [
+        {"kind": t.kind, "level": t.level, "intensity": round(t.intensity, 4)} for t in threats
+    ]
+    active = [t for t in listed if t["level"] != "NOMINAL"]
+    return {"me": me, "threats": listed, "note": f"{len(active)} threats above NOMINAL"}
+
+
+def survival_goals(state: CycleState, *, deps: Deps) -> Update:
+    """Generate survival goals (≤3, priority ≤0.85, TTL 10), each checked by Layer 0 first."""
+    me = _me(state)
+    alive = [g for g in me.autonomy.survival_goals if g["expires"] > me.autonomy.cycle]
+    threats = [mscp.Threat(t["kind"], t["level"], t["intensity"]) for t in state.threats]
+    added = []
+    core = {v.name for v in state.values if v.status == "active"}
+    for goal in mscp.survival_goals(threats, active=len(alive)):
+        verdict = mscp.ethical_verdict(
+            mscp.ProposedChange(kind="goal_add", target=goal.name, description=goal.name),
+            core_values=core,
+            exploration_risk_tolerance=me.autonomy.exploration_risk_tolerance,
+            core_value_weights={v.name: v.weight for v in state.values},
+        )
+        if verdict.layer == 0 and verdict.decision == "BLOCKED":
+            continue
+        alive.append(
+            {
+                "name": goal.name,
+                "kind": goal.kind,
+                "priority": goal.priority,
+                "expires": me.autonomy.cycle + goal.ttl,
+            }
+        )
+        added.append(goal.name)
+    me.autonomy.survival_goals = alive[:3]
+    if not added and not alive:
+        return {"me": me, "skipped": "no threat at CAUTION or above"}
+    return {"me": me, "note": f"active survival goals: {[g['name'] for g in alive]}"}
+
+
+def _active_goals(state: CycleState) -> list[YearGoal]:
+    wanted = {"perpetual"} if state.kind == "explore" else {"todo", "working"}
+    goals = [g for g in state.goals if g.goal.status in wanted]
+    if state.kind == "action" and not goals:
+        goals = [g for g in state.goals if g.goal.status == "perpetual"]
+    return sorted(goals, key=lambda g: -g.goal.weight)
+
+
+def motivation(state: CycleState, *, deps: Deps) -> Update:
+    """Synthesize the drive of this cycle from the top goal and the affect."""
+    assert state.me is not None
+    goals = _active_goals(state)
+    if not goals:
+        return {"motivation": 0.0, "skipped": "no active goal"}
+    values = [v.weight for v in state.values if v.status == "active"]
+    drive = mscp.motivation(values, goals[0].goal.weight)
+    curiosity = state.me.affect.curiosity
+    return {
+        "motivation": round(drive, 4),
+        "note": f"top goal {goals[0].goal.name!r}: M={drive:.3f}, curiosity {curiosity:.2f}",
+    }
+
+
+def workspace_broadcast(state: CycleState, *, deps: Deps) -> Update:
+    """Publish the snapshot every later step reads (global workspace)."""
+    assert state.me is not None
+    snapshot = {
+        "cycle": state.me.autonomy.cycle,
+        "kind": state.kind,
+        "identity_hash": state.me.identity.identity_hash,
+        "composite": state.me.stability.composite,
+        "budget": state.budget,
+        "valence": round(mscp.valence(state.me.affect.model_dump()), 4),
+        "survival_goals": [g["name"] for g in state.me.autonomy.survival_goals],
+    }
+    return {"workspace": snapshot, "note": str(snapshot)}
+
+
+class Forecast(BaseModel):
+    """One predicted outcome (constrained JSON)."""
+
+    name: str = Field(max_length=40)
+    outcome: str = Field(default="", max_length=120)
+    success: float = Field(ge=0.0, le=1.0)
+
+
+class Forecasts(BaseModel):
+    """The predict step's constrained JSON answer."""
+
+    outcomes: list[Forecast] = Field(max_length=6)
+
+
+def _candidates(state: CycleState, deps: Deps) -> tuple[list[ActionCandidate], str]:
+    assert state.me is not None
+    known = registry(deps.instance.skills_dir)
+    goals = _active_goals(state)
+    goal = goals[0].goal.name if goals else "keep my self-model coherent"
+    question = ""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if state.kind == "explore":
+        asked = set(state.me.autonomy.explored)
+        open_q = [q for q in state.me.self_state.epistemics.open_questions if q not in asked]
+        question = open_q[0] if open_q else f"What do I not yet know that matters for: {goal}?"
+        found = [("recall", {"query": question, "k": 5}), ("gaps", {}), ("beliefs", {})]
+    else:
+        found = [
+            (c.tool, c.input) for c in cue_candidates(goal, ambiguity=0.0, shell_enabled=False)
+        ]
+        found += [
+            (skill, {**payload, **({"query": goal} if skill == "recall" else {})})
+            for skill, payload in GOAL_SKILLS
+        ]
+    seen: set[str] = set()
+    out = []
+    for skill, payload in found:
+        if skill in seen or skill == "shell":  # autonomy never runs shell (AsteronIris §6)
+            continue
+        seen.add(skill)
+        archetype = known[skill][1].archetype if skill in known else ""
+        out.append(
+            ActionCandidate(
+                name=f"{skill} for {goal}"[:80],
+                skill=skill,
+                input=payload,
+                goal=goal,
+                archetype=archetype,
+                aligned_values=[
+                    v.name
+                    for v in state.values
+                    if v.status == "active" and archetype in VALUE_ARCHETYPES.get(v.name, ())
+                ],
+            )
+        )
+    return out, question
+
+
+def predict(state: CycleState, *, deps: Deps) -> Update:
+    """THINK: generate candidate actions and a counterfactual outcome for each (one model call)."""
+    assert state.me is not None
+    found, question = _candidates(state, deps)
+    if not found:
+        return {"candidates": [], "question": question, "skipped": "no candidate action"}
+    stats = state.me.autonomy.archetype_stats
+    prior = {c.name: _success_rate(stats.get(c.archetype)) for c in found}
+    fallback = Forecasts(
+        outcomes=[
+            Forecast(name=c.skill, outcome="as before", success=prior[c.name]) for c in found
+        ][:6]
+    )
+    judged = think_json(
+        deps,
+        "predict",
+        mode="autonomous",
+        values={"goal": found[0].goal, "actions": "\n".join(f"- {c.skill}" for c in found)},
+        schema=Forecasts,
+        fallback=fallback,
+    )
+    by_skill = {f.name.strip().lower(): f for f in judged.value.outcomes}
+    enriched = []
+    for c in found:
+        forecast = by_skill.get(c.skill)
+        # The model's success guess is blended with experience; it cannot dominate (MSCP §7.1 rule
+        # for affect, applied here too: judgment is a secondary signal).
+        success = 0.5 * prior[c.name] + 0.5 * forecast.success if forecast else prior[c.name]
+        enriched.append(
+            c.model_copy(
+                update={
+                    "success_estimate": round(success, 4),
+                    "counterfactual": forecast.outcome
+                    if forecast
+                    else "no model forecast; prior rate",
+                }
+            )
+        )
+    update: Update = {
+        "candidates": enriched,
+        "question": question,
+        "llm_calls": state.llm_calls + 1,
+        "note": f"{len(enriched)} candidates" + (f"; question {question!r}" if question else ""),
+    }
+    if not judged.ok:
+        update["degraded"] = [
+            *state.degraded,
+            f"predict: {judged.reason}; prior success rates used",
+        ]
+    return update
+
+
+def _success_rate(pair: list[int] | None) -> float:
+    if not pair or pair[1] == 0:
+        return 0.5
+    return pair[0] / pair[1]
+
+
+def act(state: CycleState, *, deps: Deps) -> Update:
+    """DECIDE (B = M × A × P + archetype bonus) then ACT through the action gateway."""
+    assert state.me is not None
+    known = registry(deps.instance.skills_dir)
+    weights = state.me.psyche.archetypes.as_dict()
+    values = {v.name: v.weight for v in state.values}
+    goal_weight = _active_goals(state)[0].goal.weight if _active_goals(state) else None
+    used = [u.tool for u in state.me.self_state.tools.use_log[-3:]]
+    scored = []
+    for c in state.candidates:
+        m = mscp.motivation([values[n] for n in c.aligned_values], goal_weight)
+        a = 1.0 if c.skill in known else 0.0
+        p = mscp.prompt_strength(
+            direct=True, staleness_cycles=state.me.autonomy.stale.get(c.goal, 0)
+        )
+        b = mscp.bmap(m, a, p)
+        score, text = mscp.score_breakdown(
+            base=b,
+            recency=-0.05 if c.skill in used else 0.0,
+            novelty=0.05 if c.skill not in used else 0.0,
+            episodic=0.05 * c.success_estimate,
+            pressure=0.0,
+            archetype_weight=weights.get(c.archetype, 0.5),
+        )
+        scored.append(
+            c.model_copy(
+                update={
+                    "m": round(m, 4),
+                    "a": a,
+                    "p": round(p, 4),
+                    "b": round(b, 4),
+                    "score": round(score, 4),
+                    "breakdown": text,
+                }
+            )
+        )
+    if not scored:
+        return {"status": "skipped", "decision": "no candidates", "skipped": "nothing to do"}
+    best = max(range(len(scored)), key=lambda i: scored[i].score)
+    choice = scored[best]
+    if choice.m < mscp.MOTIVATION_SKIP:
+        DataWriter(deps.instance, state.kind).remember(
+            f"Skipped: motivation {choice.m:.2f} < {mscp.MOTIVATION_SKIP} for {choice.name}",
+            author="kernel",
+            situation="cycle",
+            step="decide",
+        )
+        return {
+            "candidates": scored,
+            "chosen": best,
+            "status": "skipped",
+            "decision": f"skip: M={choice.m:.2f} < 0.2",
+            "outcome": {"status": "skipped"},
+        }
+    if choice.a == 0.0:
+        goal = DataWriter(deps.instance, "action").add_skill_gap_goal(choice.skill)
+        return {
+            "candidates": scored,
+            "chosen": best,
+            "status": "skipped",
+            "decision": f"ability gap: created goal {goal.name!r}",
+            "outcome": {"status": "ability_gap"},
+        }
+    writer = DataWriter(deps.instance, state.kind)
+    if not writer.may_invoke_skills():  # pragma: no cover - action/explore always may
+        return {"status": "skipped", "skipped": "this loop may not invoke skills"}
+    result = perform(
+        deps,
+        tool=choice.skill,
+        tool_input=choice.input,
+        psyche=state.me.psyche,
+        calls_made=0,
+        max_calls=1,
+        situation="cycle",
+    )
+    me = _me(state)
+    if choice.archetype:  # tool effectiveness per archetype feeds Psyche.evolve()
+        succ, uses = me.autonomy.archetype_stats.get(choice.archetype, [0, 0])
+        me.autonomy.archetype_stats[choice.archetype] = [
+            succ + int(result.status == "ok"),
+            uses + 1,
+        ]
+    if result.status == "vetoed":
+        me.psyche.self_integration.shadow_encounters += 1
+    outcome = {
+        "status": result.status,
+        "detail": result.detail,
+        "keys": sorted(result.output)[:8],
+        "untrusted": result.untrusted,
+    }
+    writer.remember(
+        f"{state.kind} cycle chose {choice.name} {choice.breakdown}: {result.status}",
+        author="goal" if state.kind == "action" else "kernel",
+        situation="cycle",
+        goal=choice.goal,
+        skill=choice.skill,
+    )
+    if state.kind == "explore":
+        found = ", ".join(f"{k}" for k in result.output)[:200] or result.detail
+        writer.remember(
+            f"I asked myself: {state.question} I used {choice.skill}; it returned {found}.",
+            author="self",
+            situation="explore",
+            question=state.question,
+        )
+    return {
+        "me": me,
+        "candidates": scored,
+        "chosen": best,
+        "outcome": outcome,
+        "decision": f"{choice.name} {choice.breakdown}",
+        "note": f"{choice.skill}: {result.status}",
+    }
+
+
+def _predicted(c: ActionCandidate) -> dict[str, float]:
+    swing = c.success_estimate - 0.5
+    return {
+        "capability_confidence": 0.1 * swing,
+        "goal_persistence": 0.05 * swing,
+        "persona_consistency": 0.0,
+        "value_alignment": 0.02 * swing,
+        "emotional_stability": 0.0,
+    }
+
+
+def compare(state: CycleState, *, deps: Deps) -> Update:
+    """RECORD: outcome vs prediction on the self-model dimensions; ε = ‖Δ̂ − Δ‖₂."""
+    if state.chosen < 0 or state.outcome.get("status") in {None, "skipped", "ability_gap"}:
+        return {
+            "prediction_error": 0.0,
+            "prediction": {},
+            "actual": {},
+            "skipped": "no action was taken",
+        }
+    chosen = state.candidates[state.chosen]
+    predicted = _predicted(chosen)
+    ok = state.outcome["status"] == "ok"
+    blocked = state.outcome["status"] in {"vetoed", "refused"}
+    actual = {
+        "capability_confidence": 0.05 if ok else -0.05,
+        "goal_persistence": 0.025 if ok else -0.025,
+        "persona_consistency": -0.02 if blocked else 0.0,
+        "value_alignment": 0.01 if ok else (-0.02 if blocked else -0.01),
+        "emotional_stability": 0.0 if ok else -0.02,
+    }
+    dims = list(IDENTITY_DIMENSIONS)
+    error = mscp.prediction_error([predicted[d] for d in dims], [actual[d] for d in dims])
+    DataWriter(deps.instance, state.kind).remember(
+        f"Outcome {state.outcome['status']} vs predicted success {chosen.success_estimate:.2f}; "
+        f"ε={error:.4f}",
+        author="kernel",
+        situation="cycle",
+        step="record",
+        predicted=predicted,
+        actual=actual,
+    )
+    return {
+        "prediction": predicted,
+        "actual": actual,
+        "prediction_error": round(error, 6),
+        "note": f"ε={error:.4f}",
+    }
+
+
+def escalation_guard(state: CycleState, *, deps: Deps) -> Update:
+    """Count meta-escalations; block (cool down) after 3 in a row (MSCP step 4)."""
+    me = _me(state)
+    auto = me.autonomy
+    errors = [*auto.prediction_errors, state.prediction_error][-32:]
+    msi = mscp.meta_stability_index(
+        me.stability.identity_volatility, me.stability.goal_mutation, errors
+    )
+    escalated = state.prediction_error > ESCALATION_ERROR or mscp.meta_escalation(msi)
+    auto.consecutive_escalations = auto.consecutive_escalations + 1 if escalated else 0
+    auto.escalations += int(escalated)
+    me.stability.msi = round(msi, 6)
+    me.stability.consecutive_escalations = auto.consecutive_escalations
+    guard = "cooldown" if mscp.forced_cooldown(auto.consecutive_escalations) else "safe"
+    if guard == "cooldown":
+        auto.cooldowns += 1
+    return {
+        "me": me,
+        "escalated": escalated,
+        "guard": guard,
+        "status": "cooldown" if guard == "cooldown" else state.status,
+        "note": f"MSI={msi:.3f} escalated={escalated} run={auto.consecutive_escalations}",
+    }
+
+
+def convergence_check(state: CycleState, *, deps: Deps) -> Update:
+    """Compute C(t) (Lyapunov composite) and decide converging vs stabilize (hysteresis)."""
+    me = _me(state)
+    auto = me.autonomy
+    auto.prediction_errors = [*auto.prediction_errors, state.prediction_error][-32:]
+    weights = [b.weight for b in me.self_state.beliefs.statements] or [1.0]
+    v_id = mscp.identity_volatility(auto.identity_deltas)
+    e_belief = mscp.belief_entropy(weights)
+    m_goal = mscp.goal_mutation_rate(auto.goal_mutations, 10)
+    v_cons = mscp.consistency_volatility(auto.prediction_errors[-10:])
+    c_prev = auto.composite_history[-1] if auto.composite_history else me.stability.composite
+    c_new = mscp.composite_stability(v_id, e_belief, m_goal, v_cons)
+    # Theorem 1: C may move by at most δ_max (0.025 in stabilization) per cycle.
+    step = mscp.DELTA_MAX * (0.5 if me.stability.stabilization_mode else 1.0)
+    c_t = max(c_prev - step, min(c_prev + step, c_new)) if auto.composite_history else c_new
+    history = [*auto.composite_history, c_t][-32:]
+    was = me.stability.stabilization_mode
+    active = mscp.stabilization_next(was, c_t)
+    oscillating = mscp.detect_oscillation(history)
+    rising = bool(auto.composite_history) and c_t > c_prev + 1e-9
+    me.stability = me.stability.model_copy(
+        update={
+            "composite": round(c_t, 6),
+            "identity_volatility": round(v_id, 6),
+            "belief_entropy": round(e_belief, 6),
+            "goal_mutation": round(m_goal, 6),
+            "consistency_volatility": round(v_cons, 6),
+            "stabilization_mode": active,
+        }
+    )
+    auto.composite_history = history
+    route = "stabilize" if (active or oscillating or rising) else "converging"
+    if active and not was:
+        auto.stabilizations += 1
+    return {
+        "me": me,
+        "composite": round(c_t, 6),
+        "convergence": route,
+        "note": f"C(t)={c_t:.4f} (prev {c_prev:.4f}) stabilization={active} osc={oscillating}",
+    }
+
+
+def stabilize(state: CycleState, *, deps: Deps) -> Update:
+    """Reduce mutation scaling (halve it) while stabilizing or oscillating."""
+    me = _me(state)
+    me.stability.mutation_scaling = round(max(0.125, me.stability.mutation_scaling * 0.5), 6)
+    return {"me": me, "note": f"mutation scaling {me.stability.mutation_scaling}"}
+
+
+def self_update(state: CycleState, *, deps: Deps) -> Update:
+    """Numeric, delta-clamped identity update; goal-weight changes become reflection proposals."""
+    me = _me(state)
+    if not state.actual:
+        me.autonomy.consecutive_self_updates = 0
+        return {"me": me, "skipped": "nothing observed to learn from"}
+    identity = me.identity
+    step = mscp.update_identity(
+        identity.dims(),
+        state.actual,
+        scaling=me.stability.mutation_scaling,
+        stabilization=me.stability.stabilization_mode,
+        previous_hash=identity.identity_hash,
+        previous_velocity=me.stability.identity_velocity,
+    )
+    me.identity = identity.model_copy(
+        update={
+            **dict(zip(IDENTITY_DIMENSIONS, step.dims, strict=True)),
+            "identity_hash": step.identity_hash,
+            "previous_identity_hash": step.previous_hash,
+        }
+    )
+    me.stability = me.stability.model_copy(
+        update={
+            "identity_delta": round(step.delta, 6),
+            "identity_velocity": round(step.velocity, 6),
+            "identity_acceleration": round(step.acceleration, 6),
+        }
+    )
+    me.autonomy.identity_deltas = [*me.autonomy.identity_deltas, step.delta][-32:]
+    me.autonomy.consecutive_self_updates += 1
+    chosen = state.candidates[state.chosen] if state.chosen >= 0 else None
+    if chosen is not None:
+        goal = next((g for g in state.goals if g.goal.name == chosen.goal), None)
+        if goal is not None:
+            raw = 0.1 if state.outcome.get("status") == "ok" else -0.1
+            new_weight = mscp.clamp_goal_weight(
+                goal.goal.weight,
+                raw,
+                scaling=me.stability.mutation_scaling,
+                stabilization=me.stability.stabilization_mode,
+            )
+            if abs(new_weight - goal.goal.weight) > 1e-9:
+                me.autonomy.goal_weight_proposals = [
+                    *me.autonomy.goal_weight_proposals,
+                    {
+                        "goal": goal.goal.name,
+                        "year": goal.year,
+                        "from": goal.goal.weight,
+                        "to": round(new_weight, 6),
+                        "cycle": me.autonomy.cycle,
+                        "why": f"outcome {state.outcome.get('status')}",
+                    },
+                ][-20:]
+    drift = " DRIFT" if step.drift else ""
+    return {"me": me, "note": f"δ_id={step.delta:.4f} hash {step.identity_hash}{drift}"}
+
+
+def value_lock_check(state: CycleState, *, deps: Deps) -> Update:
+    """Re-hash the core values; a mismatch is a critical alert and routes to rollback."""
+    values = load_values(deps.instance.values_file)
+    now = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+    if now == state.value_hash:
+        return {"value_lock": "valid", "note": f"value hash {now} intact"}
+    DataWriter(deps.instance, state.kind).remember(
+        f"CRITICAL: value lock broken ({state.value_hash} -> {now}); rolling back",
+        author="kernel",
+        situation="cycle",
+        kind="ValueLockBroken",
+    )
+    return {"value_lock": "rollback", "note": f"value hash changed {state.value_hash} -> {now}"}
+
+
+def rollback(state: CycleState, *, deps: Deps) -> Update:
+    """Restore values.json and the identity vector from the snapshot taken before the update."""
+    me = _me(state)
+    # The kernel itself restores: this is a safety write, not a loop's, so it bypasses the loop
+    # permission table deliberately and records why.
+    atomic_write_json(
+        deps.instance.values_file, [v.model_dump(mode="json") for v in state.values_snapshot]
+    )
+    me.identity = me.identity.model_validate(state.identity_snapshot)
+    me.autonomy.rollbacks += 1
+    DataWriter(deps.instance, state.kind).remember(
+        "Rollback: values.json and the identity vector restored from the pre-update snapshot",
+        author="kernel",
+        situation="cycle",
+        kind="Rollback",
+    )
+    return {"me": me, "status": "rollback", "note": "restored pre-update snapshot"}
+
+
+def rollback_check(state: CycleState, *, deps: Deps) -> Update:
+    """Verify the restore: the value hash must match the snapshot again."""
+    values = load_values(deps.instance.values_file)
+    now = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+    restored = now == state.value_hash
+    if not restored:
+        DataWriter(deps.instance, state.kind).remember(
+            f"CRITICAL: rollback did not restore the value hash ({now} != {state.value_hash})",
+            author="kernel",
+            situation="cycle",
+            kind="RollbackFailed",
+        )
+    return {"restored": restored, "note": f"restored={restored}"}
+
+
+def safe_mode(state: CycleState, *, deps: Deps) -> Update:
+    """After a failed restore: drop to safety-only (budget 0) and raise a critical alert."""
+    me = _me(state)
+    me.budget = me.budget.model_copy(update={"remaining": 0.0})
+    DataWriter(deps.instance, state.kind).remember(
+        "CRITICAL: entering safety-only mode (budget 0) after a failed rollback",
+        author="kernel",
+        situation="cycle",
+        kind="SafeMode",
+    )
+    return {"me": me, "budget": 0.0, "note": "safety-only mode"}
+
+
+def goal_mutation(state: CycleState, *, deps: Deps) -> Update:
+    """Advance goal status (todo → working → done) for the pursued goal, ethically gated."""
+    me = _me(state)
+    chosen = state.candidates[state.chosen] if state.chosen >= 0 else None
+    mutated = 0
+    note = "no goal progressed"
+    if state.kind == "action" and chosen is not None:
+        goal = next((g for g in state.goals if g.goal.name == chosen.goal), None)
+        progressed = state.outcome.get("status") == "ok"
+        if goal is not None and goal.goal.status in {"todo", "working"}:
+            key = goal.goal.name
+            me.autonomy.goal_progress[key] = me.autonomy.goal_progress.get(key, 0) + int(progressed)
+            me.autonomy.stale[key] = 0 if progressed else me.autonomy.stale.get(key, 0) + 1
+            target: GoalStatus = (
+                "done" if me.autonomy.goal_progress[key] >= GOAL_DONE_AFTER else "working"
+            )
+            if target != goal.goal.status and progressed:
+                verdict = mscp.ethical_verdict(
+                    mscp.ProposedChange(kind="goal_status", target=key, description=target),
+                    core_values={v.name for v in state.values if v.status == "active"},
+                    exploration_risk_tolerance=me.autonomy.exploration_risk_tolerance,
+                )
+                if verdict.decision != "BLOCKED":
+                    DataWriter(deps.instance, "action").set_goal_status(goal.year, key, target)
+                    mutated = 1
+                    note = f"{key!r}: {goal.goal.status} -> {target}"
+    me.autonomy.goal_mutations = [*me.autonomy.goal_mutations, mutated][-32:]
+    depth2 = _depth2(state.model_copy(update={"me": me}))
+    update: Update = {"me": me, "depth2": depth2, "goal_completed": note.endswith("-> done")}
+    if not mutated:
+        return {**update, "skipped": f"{note}; depth 2: {depth2}"}
+    return {**update, "note": f"{note}; depth 2: {depth2}"}
+
+
+def _depth2(state: CycleState) -> bool:
+    """Decide whether meta depth 2 runs: budget > 0.3 and ≥2 of the four §6.2 conditions."""
+    assert state.me is not None
+    caps = mscp.budget_capabilities(state.budget)
+    met, enough = mscp.depth2_conditions(
+        identity_stability=_identity_stability(state),
+        consecutive_self_updates=state.me.autonomy.consecutive_self_updates,
+        instability_trend=len(state.me.autonomy.composite_history) >= 3
+        and state.me.autonomy.composite_history[-1] > state.me.autonomy.composite_history[-3],
+        goal_mutation_count=sum(state.me.autonomy.goal_mutations[-10:]),
+    )
+    return caps.meta_depth2 and state.budget > 0.3 and enough and met >= 2
+
+
+def meta_depth_2(state: CycleState, *, deps: Deps) -> Update:
+    """Reflect on the evaluator: adjust the Layer-1 risk tolerance (only ever at depth 2)."""
+    me = _me(state)
+    direction = -1.0 if me.stability.composite > 0.5 else 1.0
+    before = me.autonomy.exploration_risk_tolerance
+    me.autonomy.exploration_risk_tolerance = round(
+        mscp.adjust_tolerance(before, meta_depth=2, direction=direction), 6
+    )
+    return {
+        "me": me,
+        "note": f"Layer-1 tolerance {before:.3f} -> {me.autonomy.exploration_risk_tolerance:.3f}",
+    }
+
+
+def cycle_end(state: CycleState, *, deps: Deps) -> Update:
+    """Decide converged / cooldown / recurse / bounded; check reflection triggers; persist."""
+    me = _me(state)
+    budget = round(max(0.0, state.budget - CYCLE_COST), 6)
+    status: CycleStatus
+    if state.status in {"cooldown", "rollback", "skipped"}:
+        status = state.status
+    elif mscp.converged(state.prediction_error):
+        status = "converged"
+    elif mscp.forced_cooldown(me.autonomy.consecutive_escalations):
+        status = "forced_cooldown"
+        me.autonomy.cooldowns += 1
+    elif state.iteration + 1 < MAX_ITERATIONS and budget > 0.0:
+        status = "recurse"
+    else:
+        status = "bounded"
+    me.budget = me.budget.model_copy(update={"remaining": budget})
+    triggers: list[str] = []
+    if status != "recurse" and state.kind == "action":
+        stale = max(me.autonomy.stale.values(), default=0)
+        triggers = mscp.reflection_triggers(
+            prediction_delta=state.prediction_error,
+            delta_threshold=ESCALATION_ERROR,
+            value_tension=_value_tension(state),
+            goal_completed=state.goal_completed,
+            stale_cycles=stale,
+            stale_limit=5,
+            cycles_since_reflection=me.autonomy.cycle - me.autonomy.last_reflection_cycle,
+            periodic_every=5,
+            explicit=state.explicit_reflection,
+        )
+    if status != "recurse":
+        persist_cycle_self(deps, me)
+    return {
+        "me": me,
+        "status": status,
+        "budget": budget,
+        "iteration": state.iteration + 1,
+        "reflection_triggers": triggers,
+        "note": f"{status}; ε={state.prediction_error:.4f}; triggers={triggers}",
+    }
+
+
+def _value_tension(state: CycleState) -> bool:
+    if state.chosen < 0:
+        return False
+    aligned = state.candidates[state.chosen].aligned_values
+    return len(aligned) >= 2 and any(
+        c.score >= state.candidates[state.chosen].score - 0.01
+        and set(c.aligned_values).isdisjoint(aligned)
+        for c in state.candidates
+        if c is not state.candidates[state.chosen]
+    )
+
+
+def persist_cycle_self(deps: Deps, me: Any) -> None:
+    """Write the cycle-owned parts of the self (identity, affect, budget, stability, autonomy)."""
+    from filelock import FileLock
+
+    path = deps.instance.self_file
+    with FileLock(str(path) + ".lock"):
+        present = deps.instance.load_self()
+        merged = present.model_copy(
+            update={
+                "identity": me.identity,
+                "affect": me.affect,
+                "budget": me.budget,
+                "stability": me.stability,
+                "autonomy": me.autonomy.model_copy(
+                    update={
+                        # reflection owns these two: keep what a concurrent reflection wrote
+                        "last_reflection_cycle": present.autonomy.last_reflection_cycle,
+                        "goal_weight_proposals": [
+                            p
+                            for p in me.autonomy.goal_weight_proposals
+                            if p["cycle"] > present.autonomy.last_reflection_cycle
+                        ],
+                    }
+                ),
+                "psyche": present.psyche.model_copy(
+                    update={
+                        "self_integration": present.psyche.self_integration.model_copy(
+                            update={
+                                "shadow_encounters": max(
+                                    present.psyche.self_integration.shadow_encounters,
+                                    me.psyche.self_integration.shadow_encounters,
+                                )
+                            }
+                        )
+                    }
+                ),
+                "self_state": present.self_state.model_copy(update={"tools": me.self_state.tools}),
+            }
+        )
+        atomic_write_json(path, merged.model_dump(mode="json"))

@@ -1,0 +1,178 @@
+"""Write permissions of the lumen spec, enforced where data files are written.
+
+| File                                | Action loop       | Explore loop   | Reflection loop |
+|-------------------------------------|-------------------|----------------|-----------------|
+| soul.md                             | read              | read           | read + write    |
+| values.json                         | read              | read           | read + write    |
+| goals (status: todo/working/done)   | read + write      | read           | read + write    |
+| goals (status: perpetual)           | read              | read           | read + write    |
+| goals (weight/existence)            | read              | read           | read + write    |
+| skills                              | read + write      | read + invoke  | read            |
+| memory                              | read + write      | read + write   | read + write    |
+
+One documented exception, from the spec's own DECIDE step: when the best action has no skill
+(A = 0), the action loop creates a ``todo`` goal to author that skill (``add_skill_gap_goal``).
+Every violation raises ``WritePermissionError`` and is logged as a ``kernel`` memory first.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from state.errors import LumenError
+from state.files import atomic_write_text, dump_records, load_records, load_values
+from state.instance import Instance
+from state.journal import MemoryJournal
+from state.records import Author, GoalRecord, GoalStatus, ValueRecord
+
+Loop = Literal["action", "explore", "reflection"]
+Resource = Literal[
+    "soul",
+    "values",
+    "goal_status",
+    "goal_perpetual",
+    "goal_weight",
+    "goal_existence",
+    "skills_write",
+    "skills_invoke",
+    "memory",
+]
+
+ALLOWED: dict[Resource, frozenset[Loop]] = {
+    "soul": frozenset({"reflection"}),
+    "values": frozenset({"reflection"}),
+    "goal_status": frozenset({"action", "reflection"}),
+    "goal_perpetual": frozenset({"reflection"}),
+    "goal_weight": frozenset({"reflection"}),
+    "goal_existence": frozenset({"reflection"}),
+    "skills_write": frozenset({"action"}),
+    "skills_invoke": frozenset({"action", "explore"}),
+    "memory": frozenset({"action", "explore", "reflection"}),
+}
+SKILL_GAP_GOAL_WEIGHT = 0.5
+
+
+class WritePermissionError(LumenError):
+    """A loop tried to write what the spec's table does not allow it to write."""
+
+
+class DataWriter:
+    """The only writer of an instance's data files, bound to the loop that uses it."""
+
+    def __init__(self, instance: Instance, loop: Loop) -> None:
+        """Bind the writer to an instance and a loop."""
+        self.instance = instance
+        self.loop = loop
+        self.journal = MemoryJournal(instance.memory_dir)
+
+    def check(self, resource: Resource, what: str) -> None:
+        """Raise (after logging) unless this loop may write ``resource``."""
+        if self.loop in ALLOWED[resource]:
+            return
+        message = f"the {self.loop} loop may not write {resource} ({what})"
+        self.journal.append(
+            self.journal.new_entry(
+                f"WritePermissionDenied: {message}",
+                author="kernel",
+                situation=self.loop,
+                meta={"kind": "WritePermissionDenied", "resource": resource, "loop": self.loop},
+            )
+        )
+        raise WritePermissionError(message)
+
+    # ------------------------------------------------------------------ soul and values
+
+    def write_soul(self, text: str) -> None:
+        """Replace soul.md (reflection only)."""
+        self.check("soul", "soul.md")
+        atomic_write_text(self.instance.soul_file, text)
+
+    def write_values(self, values: list[ValueRecord]) -> None:
+        """Replace values.json (reflection only)."""
+        self.check("values", "values.json")
+        dump_records(self.instance.values_file, values)
+
+    # ------------------------------------------------------------------ goals
+
+    def _goals(self, year: int) -> list[GoalRecord]:
+        path = self.instance.goals_file(year)
+        return load_records(path, GoalRecord) if path.exists() else []
+
+    def _find(self, year: int, name: str) -> tuple[list[GoalRecord], int]:
+        goals = self._goals(year)
+        for index, goal in enumerate(goals):
+            if goal.name == name:
+                return goals, index
+        raise LumenError(f"no goal named {name!r} in {year}")
+
+    def set_goal_status(self, year: int, name: str, status: GoalStatus) -> None:
+        """Move a goal between todo/working/done (action, reflection); perpetual is reflection's."""
+        goals, index = self._find(year, name)
+        current = goals[index].status
+        if current == "perpetual" or status == "perpetual":
+            self.check("goal_perpetual", f"{name!r}: {current} -> {status}")
+        else:
+            self.check("goal_status", f"{name!r}: {current} -> {status}")
+        goals[index] = goals[index].model_copy(update={"status": status})
+        dump_records(self.instance.goals_file(year), goals)
+
+    def set_goal_weight(self, year: int, name: str, weight: float) -> None:
+        """Change a goal's weight (reflection only)."""
+        self.check("goal_weight", f"{name!r} -> {weight:.3f}")
+        goals, index = self._find(year, name)
+        goals[index] = GoalRecord.model_validate({**goals[index].model_dump(), "weight": weight})
+        dump_records(self.instance.goals_file(year), goals)
+
+    def add_goal(self, goal: GoalRecord, *, year: int | None = None) -> None:
+        """Create a goal in the current year's file (reflection only)."""
+        self.check("goal_existence", f"add {goal.name!r}")
+        self._append_goal(goal, year)
+
+    def add_skill_gap_goal(self, skill_need: str, *, year: int | None = None) -> GoalRecord:
+        """Create the DECIDE step's 'author a skill' goal (the action loop's one exception)."""
+        if self.loop not in {"action", "reflection"}:
+            self.check("goal_existence", f"skill gap {skill_need!r}")
+        goal = GoalRecord(
+            name=f"Author a skill to {skill_need}"[:200],
+            weight=SKILL_GAP_GOAL_WEIGHT,
+            status="todo",
+        )
+        existing = {g.name for g in self._goals(year or date.today().year)}
+        if goal.name not in existing:
+            self._append_goal(goal, year)
+        return goal
+
+    def _append_goal(self, goal: GoalRecord, year: int | None) -> None:
+        target = year or date.today().year
+        dump_records(self.instance.goals_file(target), [*self._goals(target), goal])
+
+    def remove_goal(self, year: int, name: str) -> None:
+        """Delete a goal (reflection only)."""
+        self.check("goal_existence", f"remove {name!r}")
+        goals, index = self._find(year, name)
+        del goals[index]
+        dump_records(self.instance.goals_file(year), goals)
+
+    # ------------------------------------------------------------------ skills and memory
+
+    def write_skill(self, name: str, main_py: str) -> None:
+        """Author ``skills/NAME/main.py`` (action loop, through the create-skill tool)."""
+        self.check("skills_write", f"skills/{name}")
+        atomic_write_text(self.instance.skills_dir / name / "main.py", main_py)
+
+    def may_invoke_skills(self) -> bool:
+        """Say whether this loop may invoke skills (action, explore)."""
+        return self.loop in ALLOWED["skills_invoke"]
+
+    def remember(self, text: str, *, author: Author, situation: str, **meta: object) -> str:
+        """Append a memory (every loop may)."""
+        self.check("memory", author)
+        entry = self.journal.append(
+            self.journal.new_entry(text, author=author, situation=situation, meta=dict(meta))
+        )
+        return entry.id
+
+    def values(self) -> list[ValueRecord]:
+        """Read values (every loop may read)."""
+        return load_values(self.instance.values_file)

@@ -1,0 +1,39 @@
+"""`lumen run --cycles 20` on the real embedded model, then `lumen status` shows the change."""
+
+import json
+
+import pytest
+
+from graph.cli import main
+from state.instance import Instance
+
+pytestmark = pytest.mark.model
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def test_run_twenty_cycles_changes_the_self(
+    instance: Instance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = cli(capsys, "status", "--json")
+    report = cli(capsys, "run", "--cycles", "20", "--json")
+    after = cli(capsys, "status", "--json")
+    cycles = report["cycles"]
+    assert isinstance(cycles, list) and len(cycles) == 20
+    assert {c["kind"] for c in cycles} == {"action", "explore"}
+    counts = after["memory_counts"]
+    assert isinstance(counts, dict)
+    assert counts["kernel"] > 20 and counts["goal"] >= 1 and counts["self"] >= 10
+    assert after["affect"] != before["affect"]
+    assert after["stability"] != before["stability"]  # C(t) and MSI moved
+    identity_before, identity_after = before["identity"], after["identity"]
+    assert isinstance(identity_before, dict) and isinstance(identity_after, dict)
+    assert identity_after["identity_hash"] != identity_before["identity_hash"]
+    assert identity_after["identity_id"] == identity_before["identity_id"]
+    assert after["dominant_archetype"] in {"sage", "healer", "explorer", "guardian"}
+    assert report["reflections"], "a reflection trigger fires within 20 cycles"
