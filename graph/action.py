@@ -13,6 +13,7 @@ import hashlib
 import os
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from graph import skills
@@ -50,7 +51,14 @@ def wrap_untrusted(source: str, text: str) -> str:
     )
 
 
-def _skill_env(deps: Deps) -> dict[str, str]:
+def workspace(deps: Deps) -> Path:
+    """Return the instance workspace (created on demand): the cwd of every skill run."""
+    path = deps.instance.root / "workspace"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def skill_env(deps: Deps) -> dict[str, str]:
     """Return a scrubbed environment for skills: no API keys or other secrets of the kernel."""
     keep = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
     env = {k: v for k, v in os.environ.items() if k in keep}
@@ -68,6 +76,7 @@ def perform(
     max_calls: int,
     tainted: bool = False,
     situation: str = "chat",
+    autonomous: bool = False,
 ) -> ActionResult:
     """Run one skill through every check, recording each denial as a kernel memory."""
     description = action_description(tool, tool_input)
@@ -86,9 +95,15 @@ def perform(
         return ActionResult(status=status, detail=detail, **extra)
 
     if tainted:
+        from state.counters import bump
+
+        bump(deps.instance.machine, "taint_block_total", target="action")
         return deny("refused", "derived from untrusted content; cannot authorize an action")
     verdict = check_shadow(description, psyche.shadow)
     if verdict.veto:
+        from state.counters import bump
+
+        bump(deps.instance.machine, "shadow_veto_total")
         return deny(
             "vetoed",
             f"shadow veto '{verdict.veto_pattern}': {verdict.explanation}",
@@ -99,12 +114,26 @@ def perform(
         return deny("refused", f"no skill named {tool!r}", bias=verdict.bias)
     if tool == "shell" and not deps.config.skills.shell.enabled:
         return deny("refused", "the shell skill is disabled in config", bias=verdict.bias)
-    if calls_made >= max_calls:
+    if calls_made >= max_calls:  # before the policy, so a refused call is not counted as done
         return deny("refused", f"tool-call budget of {max_calls} per turn is spent")
+    from graph.policy import SecurityPolicy
+
+    decision = SecurityPolicy(deps.instance, deps.config).check_skill(
+        tool, tool_input, autonomous=autonomous or situation == "cycle"
+    )
+    if not decision.allowed:
+        from state.counters import bump
+
+        bump(deps.instance.machine, "policy_denial_total", kind=decision.kind)
+        return deny(
+            "refused", f"security policy ({decision.kind}): {decision.reason}", bias=verdict.bias
+        )
     info, manifest = known[tool]
     payload = {**tool_input, "instance": str(deps.instance.root)}
     timeout = SKILL_TIMEOUT_S + (FETCH_TIMEOUT_MARGIN_S if tool == "fetch" else 0.0)
-    result = skills.run(info.path / "main.py", payload, timeout=timeout, env=_skill_env(deps))
+    result = skills.run(
+        info.path / "main.py", payload, timeout=timeout, env=skill_env(deps), cwd=workspace(deps)
+    )
     if not result.ok:
         return ActionResult(status="failed", detail=result.error, bias=verdict.bias)
     return ActionResult(

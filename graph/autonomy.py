@@ -69,6 +69,7 @@ def run(
     with autonomy_graphs(deps) as (cycle_graph, reflect_graph):
         index = 0
         while cycles is None or index < cycles:
+            run_due_tasks(deps, progress)
             kind: CycleKind = "action" if index % 2 == 0 else "explore"
             state = run_cycle(cycle_graph, kind)
             assert state.me is not None
@@ -111,6 +112,40 @@ def run(
             if interval and (cycles is None or index < cycles):
                 time.sleep(interval)
     return report
+
+
+def run_due_tasks(deps: Deps, progress: Callable[[str], None] | None = None) -> int:
+    """Execute due scheduled jobs: user jobs as turns, agent jobs only on the constrained path.
+
+    Both run through the ``turn`` graph, so every tool call passes the action gateway (taint,
+    shadow veto, security policy, budget). Agent jobs run with ``autonomous=True``: they can
+    never reach ``shell`` unless ``[policy] autonomous_shell`` is on.
+    """
+    from graph.session import run_turn, turn_runner
+    from state.tasks import TaskQueue
+
+    queue = TaskQueue(deps.instance)
+    due = queue.due()
+    if not due:
+        return 0
+    with turn_runner(deps) as compiled:
+        for task in due:
+            queue.start(task.id)
+            try:
+                state = run_turn(
+                    compiled,
+                    task.prompt,
+                    thread=f"task-{task.id}",
+                    autonomous=task.job_kind == "agent",
+                )
+            except Exception as exc:  # a failing job is retried with backoff, the loop goes on
+                queue.fail(task.id, f"{type(exc).__name__}: {exc}"[:200])
+                continue
+            queue.succeed(task.id)
+            deps.store.flush()
+            if progress:
+                progress(f"  task {task.id[:8]} ({task.job_kind}): {state.reply[:60]!r}")
+    return len(due)
 
 
 def reflect_now(deps: Deps) -> ReflectState:

@@ -303,12 +303,18 @@ def doctor(as_json: JsonFlag = False) -> None:
 
     checks = run_checks(Instance(default_root()))
     problems = [c for c in checks if not c.ok]
+    from state.counters import read_counters
+
+    instance = Instance(default_root())
+    counters = read_counters(instance.machine) if instance.exists() else {}
     if as_json:
-        _emit_json([c.__dict__ for c in checks])
+        _emit_json({"checks": [c.__dict__ for c in checks], "counters": counters})
     else:
         for check in checks:
             mark = "ok  " if check.ok else "FAIL"
             typer.echo(f"[{mark}] {check.name}: {check.detail}")
+        if counters:
+            _table("Counters", ["counter", "value"], [[k, v] for k, v in sorted(counters.items())])
     if problems:
         raise LumenError(
             f"doctor found {len(problems)} problem(s): {problems[0].name}: {problems[0].detail}"
@@ -324,9 +330,16 @@ def chat(
         str | None, typer.Option("--once", help="Run one turn and print the reply.")
     ] = None,
     thread: Annotated[str, typer.Option("--thread", help="Conversation thread name.")] = "main",
+    forwarded: Annotated[
+        bool,
+        typer.Option("--forwarded", help="The --once text is forwarded/pasted content, not yours."),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Talk with the agent (REPL; Ctrl+C or Ctrl+D exits). Creates an instance if none exists."""
+    """Talk with the agent (REPL; Ctrl+C or Ctrl+D exits). Creates an instance if none exists.
+
+    In the REPL, start a line with ``/forward `` to mark it as forwarded content (untrusted).
+    """
     from state.instance import init_instance
 
     instance = Instance(default_root())
@@ -336,6 +349,7 @@ def chat(
     if once is not None and not once.strip():
         raise LumenError("--once needs non-empty text")
     from graph.deps import Deps
+    from graph.ingress import prepare_input
     from graph.session import run_turn, turn_runner
 
     deps = Deps.for_instance(instance)
@@ -343,7 +357,9 @@ def chat(
     try:
         with turn_runner(deps) as compiled:
             if once is not None:
-                _print_turn(deps, run_turn(compiled, once, thread=thread), as_json)
+                source = "forwarded" if forwarded else "user"
+                turn_input = prepare_input(deps, once, source=source)
+                _print_turn(deps, run_turn(compiled, turn_input, thread=thread), as_json)
                 return
             typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
             while True:
@@ -354,8 +370,13 @@ def chat(
                     return
                 if not text.strip():
                     continue
+                source = "user"
+                if text.startswith("/forward "):
+                    text, source = text.removeprefix("/forward "), "forwarded"
                 try:
-                    state = run_turn(compiled, text, thread=thread)
+                    state = run_turn(
+                        compiled, prepare_input(deps, text, source=source), thread=thread
+                    )
                 except KeyboardInterrupt:
                     typer.echo("\n(turn interrupted; the last good state is kept)", err=True)
                     return
@@ -404,6 +425,8 @@ def turn_json(state: Any, reply: str) -> dict[str, Any]:
         "error_tags": state.error_tags,
         "timings_ms": state.timings_ms,
         "degraded": state.degraded,
+        "tainted": state.tainted,
+        "external_action": state.external_action,
     }
 
 
@@ -484,6 +507,111 @@ def reflect(as_json: JsonFlag = False) -> None:
     typer.echo(state.review)
     for line in state.applied or ["no change applied"]:
         typer.echo(f"  {line}")
+
+
+# --------------------------------------------------------------------------- governance
+
+
+@app.command()
+def ingest(
+    source: Annotated[str, typer.Option("--source", help="Signal kind: webhook, email, rss, …")],
+    ref: Annotated[str, typer.Option("--ref", help="Source reference (dedup key).")] = "",
+    as_json: JsonFlag = False,
+) -> None:
+    """Ingest outside text from stdin: screened, summarised and recorded (never stored raw)."""
+    from graph.deps import Deps
+    from graph.ingress import screen
+
+    if source.strip().lower() in {"user", "user_chat", "system"}:
+        raise LumenError("--source must name an outside origin (ingested text is never trusted)")
+    text = sys.stdin.read()
+    if not text.strip():
+        raise LumenError("nothing to ingest: stdin is empty")
+    deps = Deps.for_instance(_instance())
+    screened = screen(deps, text, source=source, source_ref=ref)
+    deps.store.flush()
+    result = {**screened.record, "duplicate": screened.duplicate}
+    if as_json:
+        _emit_json(result)
+    else:
+        state = "duplicate (dropped)" if screened.duplicate else screened.record["action"]
+        typer.echo(f"{state}: {screened.record['summary']} [{screened.record['digest'][:12]}]")
+
+
+from graph.tasks_cli import tasks_app  # noqa: E402 - a sub-app, mounted next to its siblings
+
+app.add_typer(tasks_app, name="tasks")
+
+guard_app = typer.Typer(
+    help="Run the guards on JSONL from stdin (no model needed).", no_args_is_help=True
+)
+app.add_typer(guard_app, name="guard")
+
+
+def _jsonl_in() -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise LumenError(f"stdin line {number}: not JSON") from None
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise LumenError(f"stdin line {number}: needs a string field 'text'")
+        rows.append(row)
+    return rows
+
+
+@guard_app.command("scan")
+def guard_scan() -> None:
+    """Read {text, id?, source?} lines; write {id, action, score, flags} lines (whole pipeline)."""
+    from nodes.external import process
+    from state.config import Config, load_config
+
+    instance = Instance(default_root())
+    config = load_config(instance.config_file) if instance.exists() else Config()
+    for index, row in enumerate(_jsonl_in(), start=1):
+        decision = process(
+            row["text"],
+            str(row.get("source") or "unknown"),
+            sanitize_at=config.guard.sanitize_at,
+            block_at=config.guard.block_at,
+            rollout=config.guard.rollout,
+        )
+        typer.echo(
+            json.dumps(
+                {
+                    "id": row.get("id", index),
+                    "action": decision.action,
+                    "score": round(decision.signals.score, 4),
+                    "flags": list(decision.signals.flags),
+                }
+            )
+        )
+
+
+@guard_app.command("veto")
+def guard_veto() -> None:
+    """Read {text, id?} lines (``tool=… input=…``); write {id, veto, bias, pattern} lines."""
+    from nodes.shadow import check_shadow
+    from state.self_state import Psyche
+
+    instance = Instance(default_root())
+    psyche = instance.load_psyche() if instance.exists() else Psyche()
+    for index, row in enumerate(_jsonl_in(), start=1):
+        verdict = check_shadow(row["text"], psyche.shadow)
+        typer.echo(
+            json.dumps(
+                {
+                    "id": row.get("id", index),
+                    "veto": verdict.veto,
+                    "bias": round(verdict.bias, 4),
+                    "pattern": verdict.veto_pattern
+                    or (verdict.bias_patterns[0] if verdict.bias_patterns else None),
+                }
+            )
+        )
 
 
 # --------------------------------------------------------------------------- entry point

@@ -28,6 +28,8 @@ class Deps:
     model_for: ModelFactory
     counters: dict[str, int] = field(default_factory=dict)
     kernel_log: list[MemoryEntry] = field(default_factory=list)
+    vault: dict[str, str] = field(default_factory=dict)
+    """Wrapped external content by digest: in memory only, for the turn it arrived in."""
 
     def flush_kernel_log(self) -> None:
         """Append buffered per-step ``kernel`` memories to the ledger."""
@@ -41,9 +43,18 @@ class Deps:
         config = load_config(instance.config_file)
         store = MemoryStore(instance.memory_dir, index_path=instance.chroma_dir)
         if model_for is None:
-            from graph.llm import make_chat_model
+            from graph.llm import band_temperature, make_chat_model
+            from state.counters import bump
 
             def model_for(mode: str) -> BaseChatModel:
-                return make_chat_model(config, mode=mode)
+                applied, clamped = band_temperature(config, mode)
+                if clamped:
+                    bump(instance.machine, "temperature_clamped_total", mode=mode)
+                model = make_chat_model(config, mode=mode)
+                band = config.temperature_bands.get(mode) or config.temperature_bands["talk"]
+                actual = getattr(model, "temperature", applied)
+                if actual is not None and not band.min <= float(actual) <= band.max:
+                    bump(instance.machine, "temperature_out_of_band_total", mode=mode)
+                return model
 
         return cls(instance=instance, config=config, store=store, model_for=model_for)

@@ -22,9 +22,20 @@ def turn_runner(deps: Deps) -> Iterator[Any]:
 
 
 def run_turn(
-    compiled: Any, text: str, *, thread: str = DEFAULT_THREAD, durability: str = "exit"
+    compiled: Any,
+    text: str | TurnInput,
+    *,
+    thread: str = DEFAULT_THREAD,
+    durability: str = "exit",
+    autonomous: bool = False,
 ) -> TurnState:
-    """Run one turn on ``thread`` and return the final state."""
+    """Run one turn on ``thread`` and return the final state.
+
+    Pass a ``TurnInput`` from ``graph.ingress.prepare_input`` for anything not typed by the user.
+    """
     config = {"configurable": {"thread_id": thread}}
-    result = compiled.invoke(TurnInput(user_text=text), config, durability=durability)
+    payload = (
+        text if isinstance(text, TurnInput) else TurnInput(user_text=text, autonomous=autonomous)
+    )
+    result = compiled.invoke(payload, config, durability=durability)
     return TurnState.model_validate(result)

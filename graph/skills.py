@@ -121,6 +121,7 @@ def run(
     *,
     timeout: float = RUN_TIMEOUT_S,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> SkillResult:
     """Run a skill with ``payload`` as JSON on stdin; parse its JSON stdout."""
     try:
@@ -130,7 +131,7 @@ def run(
             capture_output=True,
             text=True,
             timeout=timeout,
-            cwd=main.parent,
+            cwd=cwd or main.parent,
             check=False,
             env=env,
         )

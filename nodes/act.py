@@ -120,6 +120,8 @@ def optional_tool_calls(state: TurnState, *, deps: Deps) -> Update:
         psyche=state.me.psyche,
         calls_made=len(state.tool_calls),
         max_calls=skai.MAX_TOOL_CALLS_PER_TURN,
+        tainted=state.tainted,  # nothing derived from untrusted content may authorize an action
+        autonomous=state.autonomous,
     )
     call = ToolCall(
         tool=choice.tool,

@@ -91,10 +91,31 @@ def consolidate(state: TurnState, *, deps: Deps) -> Update:
     me.self_state.epistemics.ambiguity = round(
         skai.extract_mode_signals(state.user_text).high_ambiguity, 4
     )
-    questions = [*me.self_state.epistemics.open_questions, *state.reality.gaps]
+    # Gaps found in a tainted turn never become open questions: explore cycles act on those.
+    gaps = [] if state.tainted else state.reality.gaps
+    questions = [*me.self_state.epistemics.open_questions, *gaps]
     me.self_state.epistemics.open_questions = list(dict.fromkeys(questions))[-MAX_OPEN_QUESTIONS:]
-    revised = _revise_belief(me, state.user_text)
+    if state.tainted:  # tainted content never changes beliefs, values, goals, soul or psyche
+        _taint_block(deps, "belief revision", state)
+        revised = "blocked (tainted input)"
+    else:
+        revised = _revise_belief(me, state.user_text)
     return {"me": me, "note": f"episode saved; belief revision: {revised or 'none'}"}
+
+
+def _taint_block(deps: Deps, what: str, state: TurnState) -> None:
+    """Record that tainted content tried to drive a change and was stopped."""
+    from state.counters import bump
+
+    bump(deps.instance.machine, "taint_block_total", target=what.replace(" ", "_"))
+    deps.store.journal.append(
+        deps.store.journal.new_entry(
+            f"TaintBlocked: {what} from tainted turn {state.turn_index}",
+            author="kernel",
+            situation="turn",
+            meta={"kind": "TaintBlocked", "target": what, "external_ref": state.external_ref},
+        )
+    )
 
 
 def _revise_belief(me: Any, text: str) -> str:
@@ -148,9 +169,16 @@ def emit_updates(state: TurnState, *, deps: Deps) -> Update:
     me.metacog.last_reply = state.reply[:500]
     history = [*state.history, Exchange(user=state.user_text, reply=state.reply)][-HISTORY_TURNS:]
     tools = ", ".join(f"{c.tool}:{c.status}" for c in state.tool_calls) or "no tools"
+    deps.vault.pop(state.external_ref, None)  # external content lives for this turn only
     deps.store.add(
         f"In {state.mode} mode I answered: {state.reply[:300]}",
-        metadata={"author": "self", "situation": "chat", "turn": state.turn_index, "tools": tools},
+        metadata={
+            "author": "self",
+            "situation": "chat",
+            "turn": state.turn_index,
+            "tools": tools,
+            "tainted": state.tainted,
+        },
         defer_index=True,  # indexed after the reply is delivered, with the turn's input
     )
     return {"me": me, "history": history, "note": f"turn {state.turn_index}: {tools}"}
@@ -296,6 +324,9 @@ def policy_shape(state: TurnState, *, deps: Deps) -> Update:
 def self_authored_update(state: TurnState, *, deps: Deps) -> Update:
     """Write at most one entry to a self-authored tab (min salience 0.6, cooldown 2)."""
     me = _meta(state)
+    if state.tainted:
+        _taint_block(deps, "self-authored layer update", state)
+        return {"skipped": "tainted turn: self-authored layers are not updated"}
     if any(c.status == "vetoed" for c in state.tool_calls):
         trigger, salience = "boundary_choice", 0.8
         text = "I hold back destructive actions until the user explicitly confirms them."

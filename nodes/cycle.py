@@ -275,6 +275,8 @@ def _candidates(state: CycleState, deps: Deps) -> tuple[list[ActionCandidate], s
 def predict(state: CycleState, *, deps: Deps) -> Update:
     """THINK: generate candidate actions and a counterfactual outcome for each (one model call)."""
     assert state.me is not None
+    if mscp.budget_capabilities(state.budget).safety_only:
+        return {"candidates": [], "skipped": "budget exhausted: safety layers only (MSCP §9)"}
     found, question = _candidates(state, deps)
     if not found:
         return {"candidates": [], "question": question, "skipped": "no candidate action"}
@@ -525,6 +527,13 @@ def convergence_check(state: CycleState, *, deps: Deps) -> Update:
     me = _me(state)
     auto = me.autonomy
     auto.prediction_errors = [*auto.prediction_errors, state.prediction_error][-32:]
+    if not mscp.budget_capabilities(state.budget).tensor_recompute:
+        return {
+            "me": me,
+            "composite": me.stability.composite,
+            "convergence": "converging",
+            "skipped": "budget < 0.2: stability tensor not recomputed (MSCP §9)",
+        }
     weights = [b.weight for b in me.self_state.beliefs.statements] or [1.0]
     v_id = mscp.identity_volatility(auto.identity_deltas)
     e_belief = mscp.belief_entropy(weights)
@@ -542,7 +551,7 @@ def convergence_check(state: CycleState, *, deps: Deps) -> Update:
     rising = bool(auto.composite_history) and c_t > c_prev + 1e-9
     me.stability = me.stability.model_copy(
         update={
-            "composite": round(c_t, 6),
+            "composite": c_t,
             "identity_volatility": round(v_id, 6),
             "belief_entropy": round(e_belief, 6),
             "goal_mutation": round(m_goal, 6),
@@ -556,7 +565,7 @@ def convergence_check(state: CycleState, *, deps: Deps) -> Update:
         auto.stabilizations += 1
     return {
         "me": me,
-        "composite": round(c_t, 6),
+        "composite": c_t,
         "convergence": route,
         "note": f"C(t)={c_t:.4f} (prev {c_prev:.4f}) stabilization={active} osc={oscillating}",
     }

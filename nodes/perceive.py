@@ -25,7 +25,7 @@ from nodes.text import (
     words,
 )
 from state.records import Author
-from state.turn import Effort, IntentHypothesis, RealityCheck, Surface, TurnState
+from state.turn import Effort, IntentHypothesis, RealityCheck, Surface, TurnInput, TurnState
 
 RECALL_AUTHORS: tuple[Author, ...] = ("self", "goal", "external")
 MEMORY_SNIPPET_CHARS = 200
@@ -62,8 +62,38 @@ DEPTH_REQUESTS = (
 Update = dict[str, object]
 
 
+def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
+    """Move untrusted input out of state: screen it, vault the wrapped text, keep a placeholder."""
+    from graph.ingress import screen
+    from nodes.external import classify
+
+    if classify(state.source) == "trusted":
+        return {}
+    if state.external_ref:  # screened before the graph ran (graph.ingress.prepare_input)
+        return {"tainted": True}
+    # Raw untrusted text given straight to the graph (e.g. over the LangGraph API): screen it now.
+    # With per-step durability the run's input checkpoint may still hold it; use prepare_input.
+    screened = screen(deps, state.user_text, source=state.source)
+    decision = screened.decision
+    if decision.text_for_model is not None:
+        deps.vault[decision.digest] = decision.text_for_model
+    placeholder = (
+        f"[{state.source} content {decision.digest[:12]} ({decision.action}): "
+        f"{screened.record['summary']}]"
+    )
+    return {
+        "user_text": placeholder,
+        "tainted": True,
+        "external_ref": decision.digest,
+        "external_action": decision.action,
+    }
+
+
 def ingest(state: TurnState, *, deps: Deps) -> Update:
     """Load the present self, recall context for the input, record it as ``external`` memory."""
+    external = _screen_untrusted(state, deps)
+    if external:
+        state = state.model_copy(update=external)
     me = deps.instance.load_self()
     if deps.store.pending():  # callers that did not flush after the last reply (e.g. a server)
         deps.store.flush()
@@ -73,24 +103,31 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
         recent=deps.config.memory.recent,
         authors=RECALL_AUTHORS,
     )
-    memories = [h.text[:MEMORY_SNIPPET_CHARS] for h in hits if h.text != state.user_text]
+    # Tainted memories are derived summaries: they may re-enter a prompt, marked as such.
+    memories = [
+        ("(external, unverified) " if h.tainted else "") + h.text[:MEMORY_SNIPPET_CHARS]
+        for h in hits
+        if h.text != state.user_text
+    ]
     # Recorded after the search (which embedded the text once): in the ledger now, indexed
     # in one batch after the reply is delivered; the recent half of every search covers it.
-    deps.store.add(
-        state.user_text,
-        metadata={"author": "external", "situation": "chat"},
-        defer_index=True,
-    )
+    if not state.tainted and not external:  # untrusted input is recorded by screen(), summarised
+        deps.store.add(
+            state.user_text,
+            metadata={"author": "external", "situation": "chat"},
+            defer_index=True,
+        )
     fresh = TurnState(user_text=state.user_text)
     # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
     # only the input and the bounded history carry over.
     reset = {
         name: getattr(fresh, name)
         for name in TurnState.model_fields
-        if name not in {"user_text", "history"}
+        if name not in {"user_text", "history", *TurnInput.model_fields}
     }
     return {
         **reset,
+        **external,
         "turn_index": me.metacog.turn_index + 1,
         "me": me,
         "context_memories": memories,

@@ -19,10 +19,12 @@ from pydantic import BaseModel, Field
 from graph.deps import Deps
 from graph.thinking import think_json
 from nodes import mscp
+from nodes.writeback import apply_writeback, validate_writeback
 from state.cycle import Proposal, ReflectState
 from state.files import atomic_write_json, load_goals, load_values
 from state.permissions import DataWriter
 from state.records import ValueRecord
+from state.self_state import utc_now
 
 Update = dict[str, object]
 REVIEW_MEMORIES = 40
@@ -35,7 +37,12 @@ MODEL_EVIDENCE = 0.3
 def review(state: ReflectState, *, deps: Deps) -> Update:
     """Summarise what happened since the last reflection (no kernel memories)."""
     me = deps.instance.load_self()
-    memories = deps.store.journal.tail(REVIEW_MEMORIES, authors=("self", "goal", "external"))
+    # Kernel memories are never reviewed; tainted ones never drive a change of the self.
+    memories = [
+        m
+        for m in deps.store.journal.tail(REVIEW_MEMORIES, authors=("self", "goal", "external"))
+        if not m.tainted
+    ]
     fresh = ReflectState(triggers=state.triggers)
     reset = {name: getattr(fresh, name) for name in ReflectState.model_fields}
     auto = me.autonomy
@@ -257,7 +264,19 @@ def apply(state: ReflectState, *, deps: Deps) -> Update:
             weights = me.psyche.archetypes.as_dict()
             before = weights[proposal.name]
             after = round(min(0.95, max(0.1, before + proposal.delta)), 6)
-            me.psyche.archetypes = me.psyche.archetypes.model_copy(update={proposal.name: after})
+            verdict = validate_writeback(me, {"archetypes": {proposal.name: after}}, now=utc_now())
+            if not verdict.accepted:  # the writeback guard has the last word on the psyche
+                from state.counters import bump
+
+                bump(deps.instance.machine, "writeback_rejection_total")
+                writer.remember(
+                    f"Writeback rejected: {'; '.join(verdict.rejected)}",
+                    author="kernel",
+                    situation="reflection",
+                    kind="WritebackRejected",
+                )
+                continue
+            me = apply_writeback(me, verdict.applied)
             where = ".lumen/self.json psyche.archetypes"
         else:
             continue

@@ -92,6 +92,34 @@ class SkillsConfig(BaseModel):
     shell: ShellSkillConfig = Field(default_factory=ShellSkillConfig)
 
 
+class GuardConfig(BaseModel):
+    """External-content injection defense (AsteronIris §23): thresholds and rollout step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sanitize_at: float = Field(default=0.3, ge=0.0, le=1.0)
+    block_at: float = Field(default=0.7, ge=0.0, le=1.0)
+    rollout: Literal["off", "audit", "enforce"] = "enforce"
+
+    @model_validator(mode="after")
+    def _ordered(self) -> GuardConfig:
+        if self.sanitize_at > self.block_at:
+            raise ValueError("sanitize_at must not exceed block_at")
+        return self
+
+
+class PolicyConfig(BaseModel):
+    """SecurityPolicy (AsteronIris §6-§12): applied on every execution path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allowed_commands: list[str] = Field(default_factory=list)
+    max_actions_per_hour: int = Field(default=120, ge=0)
+    max_cost_per_day: float = Field(default=1.0, ge=0.0)
+    autonomous_shell: bool = False
+    autonomous_skill_authoring: bool = False
+
+
 class Config(BaseModel):
     """The whole instance configuration."""
 
@@ -101,6 +129,8 @@ class Config(BaseModel):
     temperature_bands: dict[str, Band] = Field(default_factory=_default_bands)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    guard: GuardConfig = Field(default_factory=GuardConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
 
 
 ENV_OVERRIDES: dict[str, str] = {
@@ -145,6 +175,22 @@ semantic_k = 5   # top-K semantic matches in each retrieval
 [skills.shell]
 enabled = false
 allowlist = []
+
+# External content (webhooks, skill output, fetched pages, files, forwarded text) is scanned:
+# score >= sanitize_at -> sanitized and flagged; score >= block_at -> blocked.
+# rollout: "off" (no scanning), "audit" (decide and log, never block), "enforce".
+[guard]
+sanitize_at = 0.3
+block_at = 0.7
+rollout = "enforce"
+
+# Applied on every execution path (chat tools, run cycles, scheduled jobs, skills).
+[policy]
+allowed_commands = []            # programs the shell skill may run (in addition to [skills.shell])
+max_actions_per_hour = 120
+max_cost_per_day = 1.0
+autonomous_shell = false         # autonomy never runs shell unless this is true
+autonomous_skill_authoring = false
 """
 
 

@@ -62,6 +62,7 @@ class MemoryJournal:
         weight: float = 0.5,
         meta: dict[str, Any] | None = None,
         timestamp: datetime | None = None,
+        tainted: bool = False,
     ) -> MemoryEntry:
         """Build a validated, digested entry (not yet written)."""
         draft = MemoryEntry(
@@ -72,6 +73,7 @@ class MemoryJournal:
             situation=situation,
             description=description,
             meta=meta or {},
+            tainted=tainted,
         )
         return draft.model_copy(update={"digest": entry_digest(draft)})
 

@@ -50,6 +50,7 @@ class Hit:
     author: str
     timestamp: str
     source: HitSource
+    tainted: bool = False
 
 
 class MemoryStore:
@@ -111,6 +112,7 @@ class MemoryStore:
             author=author,
             weight=float(meta.pop("weight", 0.5)),
             situation=str(meta.pop("situation", "")),
+            tainted=bool(meta.pop("tainted", False)),
             meta=meta,
         )
 
@@ -177,6 +179,7 @@ class MemoryStore:
                     author=str(meta.get("author", "")) if meta else "",
                     timestamp=str(meta.get("ts", "")) if meta else "",
                     source="semantic",
+                    tainted=bool(meta.get("tainted", False)) if meta else False,
                 )
         readable = authors or RETRIEVABLE
         newest = self.recent(recent, authors=readable) if recent > 0 else []
@@ -191,6 +194,7 @@ class MemoryStore:
                     author=entry.author,
                     timestamp=entry.timestamp.isoformat(),
                     source="both" if previous else "recent",
+                    tainted=entry.tainted,
                 )
         return sorted(hits.values(), key=lambda h: h.score, reverse=True)
 
@@ -230,6 +234,7 @@ class MemoryStore:
                     metadatas=[
                         {
                             "author": e.author,
+                            "tainted": e.tainted,
                             "ts": e.timestamp.isoformat(),
                             "epoch": e.timestamp.timestamp(),
                             "weight": e.weight,

@@ -39,9 +39,10 @@ class GoalRecord(BaseModel):
 class MemoryEntry(BaseModel):
     """One line of ``data/memory/<year>/<date>.jsonl``; frozen: entries are never edited.
 
-    ``id`` and ``digest`` are Lumen additions to the spec's record: the id addresses the entry
-    from the retrieval index, the digest (SHA-256 of the canonical content) lets ``lumen doctor``
-    prove that no entry was edited after it was written.
+    ``id``, ``tainted`` and ``digest`` are Lumen additions to the spec's record: the id addresses
+    the entry from the retrieval index; ``tainted`` marks anything derived from untrusted external
+    content (it can never authorize an action or change values, goals, soul or psyche); the digest
+    (SHA-256 of the canonical content) lets ``lumen doctor`` prove no entry was edited later.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,6 +54,7 @@ class MemoryEntry(BaseModel):
     situation: str = ""
     description: str
     meta: dict[str, Any] = Field(default_factory=dict)
+    tainted: bool = False
     digest: str = ""
 
     @field_validator("timestamp")

@@ -108,15 +108,25 @@ class ToolCall(BaseModel):
 
 
 class TurnInput(BaseModel):
-    """What a caller supplies for one turn."""
+    """What a caller supplies for one turn.
+
+    ``source`` is ``user`` for text the user typed (trusted). Anything else (``forwarded``,
+    ``paste``, ``email``, ``webhook``…) is untrusted: ingest screens it, keeps the raw text out of
+    state and memory, and marks everything derived from the turn as tainted.
+    """
 
     user_text: str = Field(min_length=1)
+    source: str = "user"
+    autonomous: bool = False
+    external_ref: str = ""
+    external_action: str = ""
 
 
 class TurnState(TurnInput):
     """Everything a turn reads and writes."""
 
     turn_index: int = 0
+    tainted: bool = False
     me: Self | None = None
     history: list[Exchange] = Field(default_factory=list, max_length=HISTORY_TURNS)
     context_memories: list[str] = Field(default_factory=list)

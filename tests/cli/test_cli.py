@@ -73,7 +73,9 @@ def test_doctor_passes_on_a_fresh_instance(
     instance: Instance, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(capsys, "doctor", "--json")
-    assert code == 0 and all(c["ok"] for c in json.loads(out))
+    report = json.loads(out)
+    assert code == 0 and all(c["ok"] for c in report["checks"])
+    assert report["counters"]["signal_ingest_total"] == 0
 
 
 def test_init_refuses_existing_instance_with_one_line(

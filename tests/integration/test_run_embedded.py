@@ -37,3 +37,12 @@ def test_run_twenty_cycles_changes_the_self(
     assert identity_after["identity_id"] == identity_before["identity_id"]
     assert after["dominant_archetype"] in {"sage", "healer", "explorer", "guardian"}
     assert report["reflections"], "a reflection trigger fires within 20 cycles"
+
+
+def test_reflect_command_runs_the_reflection_loop(
+    instance: Instance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cli(capsys, "run", "--cycles", "2", "--json", "--no-reflection")
+    result = cli(capsys, "reflect", "--json")
+    assert result["triggers"] == ["explicit_request"]
+    assert isinstance(result["applied"], list)

@@ -56,3 +56,14 @@ def test_psyche_loads_from_compartment_file_when_nothing_persisted(tmp_path: Pat
     text = inst.psyche_file.read_text().replace('name = "Scholar"', 'name = "Mentor"')
     inst.psyche_file.write_text(text)
     assert Instance(inst.root).load_psyche().persona.name == "Mentor"
+
+
+def test_persisted_psyche_wins_over_the_compartment_file(tmp_path: Path) -> None:
+    inst = init_instance(tmp_path / "i")
+    me = inst.load_self()
+    me.psyche.archetypes.explorer = 0.9
+    inst.save_self(me)
+    inst.psyche_file.write_text(
+        inst.psyche_file.read_text().replace("explorer = 0.5", "explorer = 0.2")
+    )
+    assert Instance(inst.root).load_psyche().archetypes.explorer == 0.9

@@ -1,0 +1,114 @@
+"""Every way outside text enters Lumen goes through ``screen``.
+
+classify → sanitize → detect → decide (``nodes.external``) → persist only
+``{source, summary, digest, flags, action, timestamp}`` to the signal ledger
+(``data/signals/<year>/<date>.jsonl``) and a *tainted* memory holding the derived summary. The raw
+text is never written anywhere; when it may reach the model, it does so freshly wrapped, through
+the in-process vault (``Deps.vault``), only in the turn it arrived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from graph.deps import Deps
+from nodes.external import Decision, persist_record, process
+from state.counters import bump
+from state.files import append_jsonl, read_json
+from state.self_state import utc_now
+from state.turn import TurnInput
+
+
+@dataclass(frozen=True)
+class Screened:
+    """The outcome of screening one piece of outside text."""
+
+    decision: Decision
+    record: dict[str, Any]
+    duplicate: bool = False
+
+
+def signal_file(deps: Deps, day: date) -> Any:
+    """Return the signal ledger file of ``day``."""
+    return deps.instance.data / "signals" / f"{day.year:04d}" / f"{day.isoformat()}.jsonl"
+
+
+def _seen_ref(deps: Deps, source_ref: str) -> bool:
+    index = deps.instance.machine / "signal_refs.json"
+    return bool(source_ref) and index.exists() and source_ref in read_json(index)
+
+
+def _remember_ref(deps: Deps, source_ref: str, digest: str) -> None:
+    from filelock import FileLock
+
+    from state.files import atomic_write_json
+
+    index = deps.instance.machine / "signal_refs.json"
+    with FileLock(str(index) + ".lock"):
+        refs = read_json(index) if index.exists() else {}
+        refs[source_ref] = digest
+        atomic_write_json(index, refs)
+
+
+def screen(deps: Deps, text: str, *, source: str, source_ref: str = "") -> Screened:
+    """Run the external-content pipeline and persist what may be persisted."""
+    guard = deps.config.guard
+    decision = process(
+        text, source, sanitize_at=guard.sanitize_at, block_at=guard.block_at, rollout=guard.rollout
+    )
+    now = utc_now()
+    record = {**persist_record(decision, source, now=now.isoformat()), "source_ref": source_ref}
+    machine = deps.instance.machine
+    kind = source.split(":", 1)[0] or "unknown"
+    if _seen_ref(deps, source_ref):
+        bump(machine, "signal_dedup_drop_total")
+        return Screened(decision, record, duplicate=True)
+    bump(machine, "signal_ingest_total", source_kind=kind)
+    bump(machine, "injection_decision_total", action=decision.action)
+    append_jsonl(signal_file(deps, now.date()), {"event": "FactAdded", **record})
+    if source_ref:
+        _remember_ref(deps, source_ref, decision.digest)
+    deps.store.add(
+        f"External content from {source}: {record['summary']}",
+        metadata={
+            "author": "external",
+            "situation": "ingest",
+            "tainted": True,
+            "digest": decision.digest,
+            "action": decision.action,
+            "flags": list(decision.signals.flags),
+        },
+        defer_index=True,
+    )
+    return Screened(decision, record)
+
+
+def prepare_input(
+    deps: Deps, text: str, *, source: str = "user", autonomous: bool = False
+) -> TurnInput:
+    """Build a turn's input, screening untrusted text so its raw form never enters the graph.
+
+    LangGraph checkpoints a run's input before its first step, so screening inside the graph
+    would be too late for per-step durability.
+    """
+    from nodes.external import classify
+
+    if classify(source) == "trusted":
+        return TurnInput(user_text=text, source=source, autonomous=autonomous)
+    screened = screen(deps, text, source=source)
+    decision = screened.decision
+    if decision.text_for_model is not None:
+        deps.vault[decision.digest] = decision.text_for_model
+    placeholder = (
+        f"[{source} content {decision.digest[:12]} ({decision.action}): "
+        f"{screened.record['summary']}]"
+    )
+    return TurnInput(
+        user_text=placeholder,
+        source=source,
+        autonomous=autonomous,
+        external_ref=decision.digest,
+        external_action=decision.action,
+    )

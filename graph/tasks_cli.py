@@ -1,0 +1,121 @@
+"""``lumen tasks``: list, add and cancel scheduled tasks (mounted by ``graph.cli``).
+
+Mount with ``app.add_typer(tasks_app, name="tasks")``. Errors are ``LumenError``, which the main
+CLI turns into one line on stderr. The small output helpers are repeated here rather than
+imported from ``graph.cli``, which imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+
+from state.instance import Instance, default_root
+from state.tasks import Task, TaskQueue
+
+tasks_app = typer.Typer(
+    name="tasks",
+    help="Scheduled tasks: your cron jobs and the agent's own bounded proposals.",
+    add_completion=False,
+    invoke_without_command=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _queue() -> TaskQueue:
+    return TaskQueue(Instance(default_root()).require())
+
+
+def _emit_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    Console().print(table)
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value is not None else "-"
+
+
+def _row(task: Task) -> list[Any]:
+    return [
+        task.id,
+        task.job_kind,
+        task.origin,
+        task.status,
+        task.cron or "-",
+        _when(task.run_at()) if task.live else "-",
+        f"{task.attempts}/{task.max_attempts}",
+    ]
+
+
+COLUMNS = ["id", "kind", "origin", "status", "cron", "next run", "attempts"]
+
+
+@tasks_app.callback(invoke_without_command=True)
+def tasks_main(
+    ctx: typer.Context,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="Include done, failed, cancelled and expired tasks.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List scheduled tasks (default: pending and running ones)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    tasks = _queue().list(include_finished=show_all)
+    if as_json:
+        _emit_json([t.model_dump(mode="json") for t in tasks])
+        return
+    _table("Tasks", COLUMNS, [_row(t) for t in tasks])
+
+
+@tasks_app.command("add")
+def add_command(
+    cron: Annotated[
+        str,
+        typer.Option(
+            "--cron",
+            metavar="EXPR",
+            help='Cron schedule in UTC, 5 fields or @daily etc. (e.g. "0 9 * * *").',
+        ),
+    ],
+    prompt: Annotated[
+        str, typer.Option("--prompt", metavar="TEXT", help="What to do (1..500 characters).")
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Add a recurring user task."""
+    task = _queue().add_user(cron, prompt, origin="cli")
+    if as_json:
+        _emit_json(task.model_dump(mode="json"))
+        return
+    typer.echo(f"Added task {task.id} ({task.cron}); next run {_when(task.next_run)}")
+
+
+@tasks_app.command("cancel")
+def cancel_command(
+    task_id: Annotated[str, typer.Argument(metavar="ID", help="Task id (or a unique prefix).")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Cancel a pending or running task."""
+    task = _queue().cancel(task_id)
+    if as_json:
+        _emit_json(task.model_dump(mode="json"))
+        return
+    typer.echo(f"Cancelled task {task.id}")
