@@ -145,15 +145,20 @@ def _subgraph(deps: Deps, steps: tuple[tuple[str, NodeFn], ...]) -> Subgraph:
     return graph
 
 
-def build_perceive(deps: Deps) -> Subgraph:
-    """Return the perceive subgraph (linear, deterministic)."""
-    graph = _subgraph(deps, PERCEIVE)
-    names = [name for name, _ in PERCEIVE]
+def _linear(deps: Deps, steps: tuple[tuple[str, NodeFn], ...]) -> Subgraph:
+    """Return a subgraph that runs ``steps`` in order."""
+    graph = _subgraph(deps, steps)
+    names = [name for name, _ in steps]
     graph.add_edge(START, names[0])
     for left, right in pairwise(names):
         graph.add_edge(left, right)
     graph.add_edge(names[-1], END)
     return graph
+
+
+def build_perceive(deps: Deps) -> Subgraph:
+    """Return the perceive subgraph (linear, deterministic)."""
+    return _linear(deps, PERCEIVE)
 
 
 def build_deliberate(deps: Deps) -> Subgraph:
@@ -207,13 +212,7 @@ def build_act(deps: Deps) -> Subgraph:
 
 def build_consolidate(deps: Deps) -> Subgraph:
     """Return the consolidate subgraph (linear: every closure step runs or records a skip)."""
-    graph = _subgraph(deps, CONSOLIDATE)
-    names = [name for name, _ in CONSOLIDATE]
-    graph.add_edge(START, names[0])
-    for left, right in pairwise(names):
-        graph.add_edge(left, right)
-    graph.add_edge(names[-1], END)
-    return graph
+    return _linear(deps, CONSOLIDATE)
 
 
 def build_turn_graph(deps: Deps) -> Graph:

@@ -19,7 +19,7 @@ from typing import Any
 from graph.deps import Deps
 from nodes import skai
 from nodes.text import content_words
-from state.files import append_jsonl, atomic_write_json
+from state.files import append_jsonl
 from state.self_state import Belief, BeliefRevision, EpisodicEvent, NamedConcept, Regret, utc_now
 from state.turn import HISTORY_TURNS, Exchange, TurnState
 
@@ -449,30 +449,18 @@ def recurrence_closure(state: TurnState, *, deps: Deps) -> Update:
 
 
 def persist_self(deps: Deps, me: Any) -> None:
-    """Write the turn-owned parts of the self over the present self file, atomically.
+    """Write the turn-owned parts of the self (self_state, metacog, shadow encounters)."""
 
-    Identity vector, affect, budget, stability and archetype weights belong to the cycle and
-    reflection loops; a concurrent ``lumen run`` may have changed them since this turn loaded
-    the self, so they are re-read and kept (last-write-wins only for what the turn owns).
-    """
-    from filelock import FileLock
-
-    path = deps.instance.self_file
-    with FileLock(str(path) + ".lock"):
-        present = deps.instance.load_self()
-        merged = present.model_copy(
+    def merge(present: Any) -> Any:
+        integration = present.psyche.self_integration.model_copy(
+            update={"shadow_encounters": me.psyche.self_integration.shadow_encounters}
+        )
+        return present.model_copy(
             update={
                 "self_state": me.self_state,
                 "metacog": me.metacog,
-                "psyche": present.psyche.model_copy(
-                    update={
-                        "self_integration": present.psyche.self_integration.model_copy(
-                            update={
-                                "shadow_encounters": me.psyche.self_integration.shadow_encounters
-                            }
-                        )
-                    }
-                ),
+                "psyche": present.psyche.model_copy(update={"self_integration": integration}),
             }
         )
-        atomic_write_json(path, merged.model_dump(mode="json"))
+
+    deps.instance.update_self(merge)

@@ -817,41 +817,35 @@ def _value_tension(state: CycleState) -> bool:
 
 def persist_cycle_self(deps: Deps, me: Any) -> None:
     """Write the cycle-owned parts of the self (identity, affect, budget, stability, autonomy)."""
-    from filelock import FileLock
 
-    path = deps.instance.self_file
-    with FileLock(str(path) + ".lock"):
-        present = deps.instance.load_self()
-        merged = present.model_copy(
+    def merge(present: Any) -> Any:
+        reflected = present.autonomy.last_reflection_cycle
+        autonomy = me.autonomy.model_copy(
+            update={
+                # reflection owns these two: keep what a concurrent reflection wrote
+                "last_reflection_cycle": reflected,
+                "goal_weight_proposals": [
+                    p for p in me.autonomy.goal_weight_proposals if p["cycle"] > reflected
+                ],
+            }
+        )
+        encounters = max(
+            present.psyche.self_integration.shadow_encounters,
+            me.psyche.self_integration.shadow_encounters,
+        )
+        integration = present.psyche.self_integration.model_copy(
+            update={"shadow_encounters": encounters}
+        )
+        return present.model_copy(
             update={
                 "identity": me.identity,
                 "affect": me.affect,
                 "budget": me.budget,
                 "stability": me.stability,
-                "autonomy": me.autonomy.model_copy(
-                    update={
-                        # reflection owns these two: keep what a concurrent reflection wrote
-                        "last_reflection_cycle": present.autonomy.last_reflection_cycle,
-                        "goal_weight_proposals": [
-                            p
-                            for p in me.autonomy.goal_weight_proposals
-                            if p["cycle"] > present.autonomy.last_reflection_cycle
-                        ],
-                    }
-                ),
-                "psyche": present.psyche.model_copy(
-                    update={
-                        "self_integration": present.psyche.self_integration.model_copy(
-                            update={
-                                "shadow_encounters": max(
-                                    present.psyche.self_integration.shadow_encounters,
-                                    me.psyche.self_integration.shadow_encounters,
-                                )
-                            }
-                        )
-                    }
-                ),
+                "autonomy": autonomy,
+                "psyche": present.psyche.model_copy(update={"self_integration": integration}),
                 "self_state": present.self_state.model_copy(update={"tools": me.self_state.tools}),
             }
         )
-        atomic_write_json(path, merged.model_dump(mode="json"))
+
+    deps.instance.update_self(merge)

@@ -21,7 +21,7 @@ from graph.thinking import think_json
 from nodes import mscp
 from nodes.writeback import apply_writeback, validate_writeback
 from state.cycle import Proposal, ReflectState
-from state.files import atomic_write_json, load_goals, load_values
+from state.files import load_goals, load_values
 from state.permissions import DataWriter
 from state.records import ValueRecord
 from state.self_state import utc_now
@@ -324,17 +324,11 @@ def apply(state: ReflectState, *, deps: Deps) -> Update:
 
 def _persist_psyche(deps: Deps, me: Any) -> None:
     """Persist the reflection-owned parts of the self (psyche, autonomy bookkeeping)."""
-    from filelock import FileLock
 
-    path = deps.instance.self_file
-    with FileLock(str(path) + ".lock"):
-        present = deps.instance.load_self()
-        merged = present.model_copy(
-            update={
-                "psyche": me.psyche,
-                "autonomy": present.autonomy.model_copy(
-                    update={"goal_weight_proposals": [], "last_reflection_cycle": me.autonomy.cycle}
-                ),
-            }
+    def merge(present: Any) -> Any:
+        autonomy = present.autonomy.model_copy(
+            update={"goal_weight_proposals": [], "last_reflection_cycle": me.autonomy.cycle}
         )
-        atomic_write_json(path, merged.model_dump(mode="json"))
+        return present.model_copy(update={"psyche": me.psyche, "autonomy": autonomy})
+
+    deps.instance.update_self(merge)

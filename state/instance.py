@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import tomllib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -236,6 +236,20 @@ class Instance:
     def save_self(self, the_self: Self) -> None:
         """Persist the self atomically."""
         atomic_write_json(self.self_file, the_self.model_dump(mode="json"))
+
+    def update_self(self, merge: Callable[[Self], Self]) -> Self:
+        """Read the present self, apply ``merge`` and write it back, under an inter-process lock.
+
+        Each loop owns parts of the self (a turn its self_state and metacog, a cycle the identity
+        vector, affect and stability, reflection the psyche): ``merge`` copies only its own parts
+        onto the present self, so concurrent ``chat`` and ``run`` never undo each other.
+        """
+        from filelock import FileLock
+
+        with FileLock(str(self.self_file) + ".lock"):
+            merged = merge(self.load_self())
+            self.save_self(merged)
+        return merged
 
 
 def init_instance(root: Path, *, force: bool = False, today: date | None = None) -> Instance:
