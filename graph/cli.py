@@ -101,6 +101,7 @@ def _status_data(instance: Instance) -> dict[str, Any]:
     from state.config import load_config
     from state.files import load_goals, load_values, parse_soul
     from state.journal import MemoryJournal
+    from state.self_state import IDENTITY_DIMENSIONS
 
     name, ontology = parse_soul(instance.soul_file.read_text(encoding="utf-8"))
     values = [v for v in load_values(instance.values_file) if v.status == "active"]
@@ -126,19 +127,7 @@ def _status_data(instance: Instance) -> dict[str, Any]:
         "identity": {
             "identity_id": the_self.identity.identity_id,
             "identity_hash": the_self.identity.identity_hash,
-            "vector": dict(
-                zip(
-                    (
-                        "persona_consistency",
-                        "value_alignment",
-                        "capability_confidence",
-                        "emotional_stability",
-                        "goal_persistence",
-                    ),
-                    the_self.identity.dims(),
-                    strict=True,
-                )
-            ),
+            "vector": dict(zip(IDENTITY_DIMENSIONS, the_self.identity.dims(), strict=True)),
         },
         "dominant_archetype": the_self.psyche.archetypes.dominant(),
         "individuation": the_self.psyche.self_integration.individuation_level,

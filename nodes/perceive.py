@@ -64,7 +64,6 @@ Update = dict[str, object]
 
 def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
     """Move untrusted input out of state: screen it, vault the wrapped text, keep a placeholder."""
-    from graph.ingress import screen
     from nodes.external import classify
 
     if classify(state.source) == "trusted":
@@ -73,19 +72,16 @@ def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
         return {"tainted": True}
     # Raw untrusted text given straight to the graph (e.g. over the LangGraph API): screen it now.
     # With per-step durability the run's input checkpoint may still hold it; use prepare_input.
-    screened = screen(deps, state.user_text, source=state.source)
-    decision = screened.decision
-    if decision.text_for_model is not None:
-        deps.vault[decision.digest] = decision.text_for_model
-    placeholder = (
-        f"[{state.source} content {decision.digest[:12]} ({decision.action}): "
-        f"{screened.record['summary']}]"
+    from graph.ingress import prepare_input
+
+    screened = prepare_input(
+        deps, state.user_text, source=state.source, autonomous=state.autonomous
     )
     return {
-        "user_text": placeholder,
+        "user_text": screened.user_text,
         "tainted": True,
-        "external_ref": decision.digest,
-        "external_action": decision.action,
+        "external_ref": screened.external_ref,
+        "external_action": screened.external_action,
     }
 
 

@@ -1528,21 +1528,3 @@ def allocate_growth(requests: Sequence[str]) -> tuple[str, ...]:
         if granted.count(kind) < GROWTH_KIND_LIMITS[kind]:
             granted.append(kind)
     return tuple(granted)
-
-
-def unsupported_claims(draft: str, sources: Sequence[str]) -> list[str]:
-    """Return the draft's factual sentences (numbers, proper nouns) that no source supports.
-
-    reality_check.hypothesis_tagging: such sentences must be presented as hypotheses, not facts.
-    Hedged sentences are already hypotheses and are not returned.
-    """
-    src_text = " ".join(sources)
-    src_stems = set(_content_stems(src_text))
-    src_numbers = _numbers(src_text)
-    found = []
-    for sentence in _sentences(draft):
-        hedged = any(h in _norm(sentence) for h in _HEDGES)
-        if _is_factual(sentence) and not hedged:
-            if not _claim_support(sentence, src_stems, src_numbers):
-                found.append(sentence)
-    return found
