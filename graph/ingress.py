@@ -28,6 +28,7 @@ class Screened:
     decision: Decision
     record: dict[str, Any]
     duplicate: bool = False
+    memory_id: str = ""
 
 
 def signal_file(deps: Deps, day: date) -> Any:
@@ -52,14 +53,29 @@ def _remember_ref(deps: Deps, source_ref: str, digest: str) -> None:
         atomic_write_json(index, refs)
 
 
-def screen(deps: Deps, text: str, *, source: str, source_ref: str = "") -> Screened:
-    """Run the external-content pipeline and persist what may be persisted."""
+def screen(
+    deps: Deps,
+    text: str,
+    *,
+    source: str,
+    source_ref: str = "",
+    envelope: dict[str, Any] | None = None,
+) -> Screened:
+    """Run the external-content pipeline and persist what may be persisted.
+
+    ``envelope`` carries the §13.2 metadata of a signal (never its text); it is kept with the
+    signal record and the memory's ``meta``.
+    """
     guard = deps.config.guard
     decision = process(
         text, source, sanitize_at=guard.sanitize_at, block_at=guard.block_at, rollout=guard.rollout
     )
     now = utc_now()
-    record = {**persist_record(decision, source, now=now.isoformat()), "source_ref": source_ref}
+    record = {
+        **persist_record(decision, source, now=now.isoformat()),
+        "source_ref": source_ref,
+        **({"envelope": envelope} if envelope else {}),
+    }
     machine = deps.instance.machine
     kind = source.split(":", 1)[0] or "unknown"
     if _seen_ref(deps, source_ref):
@@ -70,7 +86,7 @@ def screen(deps: Deps, text: str, *, source: str, source_ref: str = "") -> Scree
     append_jsonl(signal_file(deps, now.date()), {"event": "FactAdded", **record})
     if source_ref:
         _remember_ref(deps, source_ref, decision.digest)
-    deps.store.add(
+    memory_id = deps.store.add(
         f"External content from {source}: {record['summary']}",
         metadata={
             "author": "external",
@@ -79,10 +95,12 @@ def screen(deps: Deps, text: str, *, source: str, source_ref: str = "") -> Scree
             "digest": decision.digest,
             "action": decision.action,
             "flags": list(decision.signals.flags),
+            **({"source_ref": source_ref} if source_ref else {}),
+            **(envelope or {}),
         },
         defer_index=True,
     )
-    return Screened(decision, record)
+    return Screened(decision, record, memory_id=memory_id)
 
 
 def prepare_input(

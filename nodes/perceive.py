@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from graph.deps import Deps
+from graph.signals import belief_context, record_statement
 from nodes import skai
 from nodes.text import (
     CONSTRAINT,
@@ -95,24 +96,29 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
         deps.store.flush()
     hits = deps.store.search(
         state.user_text,
-        k=deps.config.memory.semantic_k,
+        k=deps.config.memory.semantic_k + deps.config.memory.recent,
         recent=deps.config.memory.recent,
         authors=RECALL_AUTHORS,
     )
+    # §20: risk-flagged signals are never injected into reply context directly.
+    used = [h for h in hits if h.text != state.user_text and not h.risky]
     # Tainted memories are derived summaries: they may re-enter a prompt, marked as such.
-    memories = [
-        ("(external, unverified) " if h.tainted else "") + h.text[:MEMORY_SNIPPET_CHARS]
-        for h in hits
-        if h.text != state.user_text
+    memories = belief_context(deps, state.user_text) + [
+        ("(external, unverified) " if h.tainted else "")
+        + ("(since corrected) " if h.superseded else "")
+        + h.text[:MEMORY_SNIPPET_CHARS]
+        for h in used
     ]
+    deps.store.mark_used([h.id for h in used])
     # Recorded after the search (which embedded the text once): in the ledger now, indexed
     # in one batch after the reply is delivered; the recent half of every search covers it.
     if not state.tainted and not external:  # untrusted input is recorded by screen(), summarised
-        deps.store.add(
+        entry = deps.store.add_entry(
             state.user_text,
             metadata={"author": "external", "situation": "chat"},
             defer_index=True,
         )
+        record_statement(deps, entry)  # classify → contradiction check → belief update (§14.2)
     fresh = TurnState(user_text=state.user_text)
     # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
     # only the input and the bounded history carry over.

@@ -67,12 +67,20 @@ class LLMConfig(BaseModel):
 
 
 class MemoryConfig(BaseModel):
-    """Retrieval sizes."""
+    """Retrieval sizes, the signal pipeline and memory maintenance."""
 
     model_config = ConfigDict(extra="forbid")
 
     recent: int = Field(default=5, ge=0)
     semantic_k: int = Field(default=5, ge=0)
+    dedup_similarity: float = Field(default=0.90, gt=0.0, le=1.0)
+    """Signals this similar to an earlier one from the same origin are dropped as duplicates."""
+    min_observations: int = Field(default=2, ge=1)
+    """Independent observations a claim needs before promotion to a long-term belief (§17)."""
+    inference: Literal["after_turn", "off"] = "after_turn"
+    """Tier C: one batched LLM pass over a turn's new user memories after the reply is shown."""
+    maintenance_hours: float = Field(default=24.0, gt=0.0)
+    """``lumen run`` runs memory maintenance when the last run is older than this."""
 
 
 class ShellSkillConfig(BaseModel):

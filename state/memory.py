@@ -7,11 +7,17 @@ Public API (used by the kernel and by outside benchmarks)::
     memory_id = store.add("text", metadata={"author": "self"})
     hits = store.search("query", k=10)        # list[Hit] with .id, .text, .score
 
-The JSONL ledger is the truth; Chroma (under ``<path>/.index`` or ``index_path``) is an index over
-it that ``sync_index()`` rebuilds. ``search`` returns the union of the N most recent entries and the
-top-K semantic matches, de-duplicated, each scored by cosine similarity to the query.
-``kernel``-authored entries (the audit trail, "below consciousness") stay in the ledger but are
-never indexed or returned by ``search``.
+The JSONL ledger is the truth (Tier A); Chroma (under ``<path>/.index`` or ``index_path``) and the
+FTS5 mirror in ``<path>/tiers.sqlite`` are indexes over it that ``sync_index()`` rebuilds. The same
+SQLite file holds the authoritative tiers B–D (``state.tiers``): belief slots, inferred claims, the
+governance trail, tombstones and memory weights.
+
+``search`` gathers candidates from the N most recent entries, the top semantic (Chroma) matches and
+the top lexical (BM25) matches, drops soft-deleted ones, and re-ranks the union with
+``nodes.memory_kernel.rank_score``: relevance, lexical evidence, recency, importance and the
+use-strengthened weight, minus penalties for memories whose claim was superseded, contradicted or
+restated later. ``Hit.score`` is that rank score. ``kernel``-authored entries (the audit trail,
+"below consciousness") stay in the ledger but are never indexed or returned by ``search``.
 """
 
 from __future__ import annotations
@@ -19,14 +25,18 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from filelock import FileLock
 
+from nodes import memory_kernel as mk
 from state.embeddings import MiniLMEmbedder
 from state.journal import MemoryJournal, ReadReport
 from state.records import AUTHORS, Author, MemoryEntry
+from state.self_state import utc_now
+from state.tiers import TIERS_FILE, MemoryTiers, TierError
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -36,8 +46,10 @@ VECTOR_CACHE = 512
 RETRIEVABLE: tuple[Author, ...] = ("self", "goal", "external")
 """Authors retrieval returns; ``kernel`` entries are audit records, not experience."""
 DEFAULT_RECENT = 5
+VECTOR_POOL = 30  # semantic candidates fetched before re-ranking (at least 3k)
+LEXICAL_POOL = 20  # lexical candidates fetched before re-ranking
 
-HitSource = Literal["recent", "semantic", "both"]
+HitSource = Literal["recent", "semantic", "lexical", "both"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,9 @@ class Hit:
     timestamp: str
     source: HitSource
     tainted: bool = False
+    superseded: bool = False
+    contradictions: int = 0
+    risky: bool = False
 
 
 class MemoryStore:
@@ -66,6 +81,14 @@ class MemoryStore:
         self._vectors: dict[str, Any] = {}
         self._pending: list[MemoryEntry] = []
         self._index_lock = threading.Lock()
+        self._tiers: MemoryTiers | None = None
+
+    @property
+    def tiers(self) -> MemoryTiers:
+        """Return the SQLite tiers (belief slots, claims, governance trail, weights, FTS)."""
+        if self._tiers is None:
+            self._tiers = MemoryTiers(self.path / TIERS_FILE)
+        return self._tiers
 
     # ------------------------------------------------------------------ writing
 
@@ -78,22 +101,33 @@ class MemoryStore:
         other keys are kept in the entry's ``meta``. With ``defer_index`` the entry is in the
         ledger at once and indexed with the next index operation (or ``flush()``).
         """
+        return self.add_entry(text, metadata=metadata, defer_index=defer_index).id
+
+    def add_entry(
+        self, text: str, *, metadata: dict[str, Any] | None = None, defer_index: bool = False
+    ) -> MemoryEntry:
+        """Like ``add`` but return the whole entry."""
         entry = self._entry(text, metadata)
         if defer_index:
             self.journal.append(entry)
             self._pending.append(entry)
-            return entry.id
-        return self.append(entry).id
+            return entry
+        return self.append(entry)
+
+    def embed(self, texts: list[str]) -> Any:
+        """Return unit-length embeddings of ``texts`` (cached in this process)."""
+        return self._embed(texts)
 
     def pending(self) -> int:
         """Return how many entries wait for indexing."""
         return len(self._pending)
 
-    def flush(self) -> None:
-        """Index the deferred entries in one batch."""
+    def flush(self) -> list[MemoryEntry]:
+        """Index the deferred entries in one batch; returns them."""
         batch, self._pending = self._pending, []
         with self._index_lock:
             self._index(batch)
+        return batch
 
     def append(self, entry: MemoryEntry) -> MemoryEntry:
         """Append a prepared entry to the ledger, then index it."""
@@ -107,6 +141,8 @@ class MemoryStore:
         author = meta.pop("author", "external")
         if author not in AUTHORS:
             raise ValueError(f"author must be one of {', '.join(AUTHORS)}, not {author!r}")
+        stamp = meta.pop("timestamp", None)
+        timestamp = _parse_timestamp(stamp) if stamp is not None else None
         return self.journal.new_entry(
             text,
             author=author,
@@ -114,6 +150,7 @@ class MemoryStore:
             situation=str(meta.pop("situation", "")),
             tainted=bool(meta.pop("tainted", False)),
             meta=meta,
+            timestamp=timestamp,
         )
 
     # ------------------------------------------------------------------ reading
@@ -152,27 +189,185 @@ class MemoryStore:
         *,
         recent: int = DEFAULT_RECENT,
         authors: tuple[Author, ...] | None = None,
+        now: datetime | None = None,
     ) -> list[Hit]:
-        """Return the union of the ``recent`` newest and top-``k`` semantic matches, best first."""
-        # Deferred entries may not be indexed yet; the recent half of the union still finds them.
+        """Return the ``k`` best memories for ``query`` by the full ranking, best first.
+
+        Candidates: the ``recent`` newest entries (so deferred, not yet indexed entries are
+        found too), the top semantic matches and the top lexical matches. Soft-deleted memories
+        never come back; ``authors`` restricts the result (default: all but ``kernel``).
+        """
+        if k <= 0:
+            return []
+        readable = authors or RETRIEVABLE
         query_vec = self._embed([query])[0]
-        hits: dict[str, Hit] = {}
+        pool: dict[str, _Candidate] = {}
+        for cand in self._semantic_candidates(query_vec, max(VECTOR_POOL, 3 * k), authors):
+            pool[cand.id] = cand
+        if recent > 0:
+            newest = self.recent(recent, authors=readable)
+            vectors = self._embed([e.description for e in newest])
+            for entry, vec in zip(newest, vectors, strict=True):
+                known = pool.get(entry.id)
+                pool[entry.id] = _Candidate(
+                    id=entry.id,
+                    text=entry.description,
+                    author=entry.author,
+                    epoch=entry.timestamp.timestamp(),
+                    tainted=entry.tainted,
+                    vector=vec,
+                    source="both" if known else "recent",
+                    weight=entry.weight,
+                )
+        lexical = self._lexical_candidates(query, pool, readable)
+        for cand in lexical.values():
+            pool.setdefault(cand.id, cand)
+        return self._rank(query_vec, pool, lexical, readable, k, now or utc_now())
+
+    def _semantic_candidates(
+        self, query_vec: Any, n: int, authors: tuple[Author, ...] | None
+    ) -> list[_Candidate]:
         collection = self._open_collection()
         total = collection.count()
-        if total and k > 0:
-            where: Any = {"author": {"$in": list(authors)}} if authors else None
-            result = collection.query(
-                query_embeddings=[query_vec.tolist()],
-                n_results=min(k, total),
-                where=where,
-                include=["documents", "metadatas", "distances"],
+        if not total:
+            return []
+        where: Any = {"author": {"$in": list(authors)}} if authors else None
+        result = collection.query(
+            query_embeddings=[query_vec.tolist()],
+            n_results=min(n, total),
+            where=where,
+            include=["documents", "metadatas", "embeddings"],
+        )
+        return _candidates(result["ids"][0], result, nested=True, source="semantic")
+
+    def _lexical_candidates(
+        self, query: str, pool: dict[str, _Candidate], readable: tuple[Author, ...]
+    ) -> dict[str, _Candidate]:
+        """Return the lexical matches with their BM25 strength attached (new ones fetched)."""
+        found = self.tiers.lexical(query, LEXICAL_POOL)
+        if not found:
+            return {}
+        strengths = dict(
+            zip([mid for mid, _ in found], mk.normalise_bm25([b for _, b in found]), strict=True)
+        )
+        missing = [mid for mid in strengths if mid not in pool]
+        fetched: dict[str, _Candidate] = {}
+        if missing:
+            got = self._open_collection().get(
+                ids=missing, include=["documents", "metadatas", "embeddings"]
             )
-            ids = result["ids"][0]
-            docs = (result["documents"] or [[]])[0]
-            metas = (result["metadatas"] or [[]])[0]
-            dists = (result["distances"] or [[]])[0]
-            for mid, doc, meta, dist in zip(ids, docs, metas, dists, strict=True):
-                hits[mid] = Hit(
+            for cand in _candidates(got["ids"], got, nested=False, source="lexical"):
+                if cand.author in readable:
+                    fetched[cand.id] = cand
+        out = {}
+        for mid, strength in strengths.items():
+            found_cand = pool.get(mid) or fetched.get(mid)
+            if found_cand is not None:
+                out[mid] = found_cand.with_lexical(strength)
+        return out
+
+    def _rank(
+        self,
+        query_vec: Any,
+        pool: dict[str, _Candidate],
+        lexical: dict[str, _Candidate],
+        readable: tuple[Author, ...],
+        k: int,
+        now: datetime,
+    ) -> list[Hit]:
+        import numpy as np
+
+        cands = [c for c in pool.values() if c.author in readable]
+        info = self.tiers.doc_info([c.id for c in cands])
+        cands = [c for c in cands if not (c.id in info and info[c.id].tombstoned)]
+        if not cands:
+            return []
+        if len(cands) > len(info):  # entries written but not yet mirrored can still be tombstoned
+            gone = self.tiers.tombstoned([c.id for c in cands if c.id not in info])
+            cands = [c for c in cands if c.id not in gone]
+        matrix = np.stack([c.vector for c in cands])
+        cosines = matrix @ query_vec
+        restated = _restated(cands, matrix, cosines)
+        hits = []
+        for cand, cosine in zip(cands, cosines, strict=True):
+            doc = info.get(cand.id)
+            lex = lexical.get(cand.id)
+            signals = mk.RankSignals(
+                cosine=float(cosine),
+                lexical=lex.lexical if lex else 0.0,
+                age=now - datetime.fromtimestamp(cand.epoch, tz=now.tzinfo),
+                importance=doc.importance if doc else cand.weight,
+                weight=doc.weight if doc else cand.weight,
+                contradictions=doc.contradictions if doc else 0,
+                superseded=doc.superseded if doc else False,
+                restated=cand.id in restated,
+                risky=doc.risky if doc else False,
+            )
+            hits.append(
+                Hit(
+                    id=cand.id,
+                    text=cand.text,
+                    score=mk.rank_score(signals),
+                    author=cand.author,
+                    timestamp=datetime.fromtimestamp(cand.epoch, tz=now.tzinfo).isoformat(),
+                    source="both" if (lex and cand.source != "lexical") else cand.source,
+                    tainted=cand.tainted,
+                    superseded=signals.superseded,
+                    contradictions=signals.contradictions,
+                    risky=signals.risky,
+                )
+            )
+        hits.sort(key=lambda h: (h.score, h.timestamp), reverse=True)
+        return hits[:k]
+
+    def get(self, memory_id: str) -> MemoryEntry | None:
+        """Return the ledger entry with ``memory_id`` (a full scan; for CLI use)."""
+        return next((e for e in self.journal if e.id == memory_id), None)
+
+    def forget(self, memory_id: str, reason: str) -> MemoryEntry:
+        """Soft-delete a memory: tombstone + governance events; the ledger line stays intact.
+
+        Kernel entries (the audit trail) cannot be forgotten. The vector is dropped from Chroma,
+        so the memory can no longer be retrieved; its text stays in the append-only ledger.
+        """
+        entry = self.get(memory_id)
+        if entry is None:
+            raise TierError(f"no memory with id {memory_id}")
+        if entry.author == "kernel":
+            raise TierError("kernel memories are the audit trail and cannot be forgotten")
+        self.tiers.soft_delete(memory_id, reason)
+        with FileLock(str(self.index_path) + ".lock"):
+            self._open_collection().delete(ids=[memory_id])
+        return entry
+
+    def mark_used(self, ids: list[str]) -> None:
+        """Strengthen memories that were retrieved and used (lumen spec, memory weights)."""
+        self.tiers.mark_used(ids)
+
+    def vector_search(
+        self, query: str, k: int = 10, *, authors: tuple[Author, ...] | None = None
+    ) -> list[Hit]:
+        """Return the plain top-``k`` Chroma matches by cosine similarity (a baseline)."""
+        query_vec = self._embed([query])[0]
+        collection = self._open_collection()
+        total = collection.count()
+        if not total or k <= 0:
+            return []
+        where: Any = {"author": {"$in": list(authors)}} if authors else None
+        result = collection.query(
+            query_embeddings=[query_vec.tolist()],
+            n_results=min(k, total),
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        hits = []
+        ids = result["ids"][0]
+        docs = (result["documents"] or [[]])[0]
+        metas = (result["metadatas"] or [[]])[0]
+        dists = (result["distances"] or [[]])[0]
+        for mid, doc, meta, dist in zip(ids, docs, metas, dists, strict=True):
+            hits.append(
+                Hit(
                     id=mid,
                     text=doc or "",
                     score=round(1.0 - float(dist), 6),
@@ -181,22 +376,8 @@ class MemoryStore:
                     source="semantic",
                     tainted=bool(meta.get("tainted", False)) if meta else False,
                 )
-        readable = authors or RETRIEVABLE
-        newest = self.recent(recent, authors=readable) if recent > 0 else []
-        if newest:
-            vectors = self._embed([e.description for e in newest])
-            for entry, vec in zip(newest, vectors, strict=True):
-                previous = hits.get(entry.id)
-                hits[entry.id] = Hit(
-                    id=entry.id,
-                    text=entry.description,
-                    score=round(float(vec @ query_vec), 6),
-                    author=entry.author,
-                    timestamp=entry.timestamp.isoformat(),
-                    source="both" if previous else "recent",
-                    tainted=entry.tainted,
-                )
-        return sorted(hits.values(), key=lambda h: h.score, reverse=True)
+            )
+        return hits
 
     # ------------------------------------------------------------------ index
 
@@ -209,8 +390,13 @@ class MemoryStore:
             chunk = entries[start : start + 500]
             present = set(collection.get(ids=[e.id for e in chunk], include=[])["ids"])
             missing.extend(e for e in chunk if e.id not in present)
+        mirrored = self.tiers.has_docs([e.id for e in entries])
+        unmirrored = [
+            e for e in entries if e.id not in mirrored and e.id not in {m.id for m in missing}
+        ]
         with self._index_lock:
             self._index(missing)
+            self.tiers.index_docs([_doc_row(e) for e in unmirrored])
         return len(missing)
 
     def index_count(self) -> int:
@@ -224,6 +410,7 @@ class MemoryStore:
             return
         collection = self._open_collection()
         vectors = self._embed([e.description for e in entries])
+        self.tiers.index_docs([_doc_row(e) for e in entries])
         with FileLock(str(self.index_path) + ".lock"):
             for start in range(0, len(entries), 1000):
                 chunk = entries[start : start + 1000]
@@ -257,3 +444,109 @@ class MemoryStore:
                 COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
             )
         return self._collection
+
+
+def _parse_timestamp(value: Any) -> datetime:
+    """Read an ISO 8601 timestamp with an offset (a ``datetime`` passes through)."""
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError as exc:
+        raise ValueError(f"timestamp must be ISO 8601 with an offset, not {value!r}") from exc
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A memory gathered for re-ranking."""
+
+    id: str
+    text: str
+    author: str
+    epoch: float
+    tainted: bool
+    vector: Any
+    source: HitSource
+    weight: float = 0.5
+    lexical: float = 0.0
+
+    def with_lexical(self, strength: float) -> _Candidate:
+        return _Candidate(
+            self.id,
+            self.text,
+            self.author,
+            self.epoch,
+            self.tainted,
+            self.vector,
+            self.source,
+            self.weight,
+            strength,
+        )
+
+
+def _candidates(
+    ids: list[str], result: Any, *, nested: bool, source: HitSource
+) -> list[_Candidate]:
+    """Turn a Chroma query/get result into candidates."""
+    import numpy as np
+
+    def column(name: str) -> list[Any]:
+        values = result.get(name)
+        if values is None:
+            return [None] * len(ids)
+        return list(values[0] if nested else values)
+
+    out = []
+    for mid, doc, meta, vec in zip(
+        ids, column("documents"), column("metadatas"), column("embeddings"), strict=True
+    ):
+        meta = meta or {}
+        out.append(
+            _Candidate(
+                id=mid,
+                text=doc or "",
+                author=str(meta.get("author", "")),
+                epoch=float(meta.get("epoch", 0.0)),
+                tainted=bool(meta.get("tainted", False)),
+                vector=np.asarray(vec, dtype=np.float32),
+                source=source,
+                weight=float(meta.get("weight", 0.5)),
+            )
+        )
+    return out
+
+
+def _restated(cands: list[_Candidate], matrix: Any, cosines: Any) -> set[str]:
+    """Return ids of relevant candidates a newer candidate by the same author nearly repeats."""
+    relevant = [i for i, c in enumerate(cosines) if c >= 0.3]
+    if len(relevant) < 2:
+        return set()
+    sims = matrix[relevant] @ matrix[relevant].T
+    out = set()
+    for a, i in enumerate(relevant):
+        for b, j in enumerate(relevant):
+            if (
+                a != b
+                and cands[i].author == cands[j].author
+                and cands[j].epoch > cands[i].epoch
+                and sims[a, b] >= mk.RESTATED_SIMILARITY
+            ):
+                out.add(cands[i].id)
+                break
+    return out
+
+
+def _doc_row(entry: MemoryEntry) -> tuple[str, str, str, float, bool, bool, float, str]:
+    """Return the lexical-mirror row of an entry."""
+    flags = entry.meta.get("risk_flags") or []
+    risky = isinstance(flags, list) and bool(set(flags) & (mk.BLOCKING_RISKS | {"sensitive"}))
+    return (
+        entry.id,
+        entry.description,
+        entry.author,
+        entry.timestamp.timestamp(),
+        entry.tainted,
+        risky,
+        entry.weight,
+        str(entry.meta.get("source_ref", "")),
+    )

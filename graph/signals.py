@@ -1,0 +1,239 @@
+"""The memory pipeline (AsteronIris §14.2) for outside signals and for what the user says.
+
+normalise → classify (entity, slot, risk) → de-duplicate (same ``source_ref``, or a SimHash
+near-duplicate from the same origin above ``memory.dedup_similarity``) → append to Tier A (through
+``graph.ingress.screen``: the raw text of outside content is never stored) → contradiction check
+and belief update in Tier B. Tier C inference runs after the reply (``graph.memory_ops``).
+
+Outside signals are tainted (issue "governance"): they may fill working slots such as trend
+snapshots, marked tainted, but never lower or replace a value trusted sources gave and are never
+promoted to long-term beliefs. The user's own first-person statements in ``lumen chat`` are
+primary, untainted observations of the ``channel:chat:sender:local`` entity.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph.deps import Deps
+from nodes import memory_kernel as mk
+from nodes.facts import extract_facts, slot_phrase
+from state.counters import bump
+from state.records import MemoryEntry
+from state.signals import SignalEnvelope
+from state.tiers import SlotOutcome, SlotValue
+
+CHAT_ENTITY = "channel:chat:sender:local"
+"""The person talking to Lumen in ``lumen chat`` (one local user)."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What the pipeline did with one signal."""
+
+    action: str  # "added" | "duplicate"
+    reason: str
+    entity_id: str
+    slot_key: str
+    memory_id: str = ""
+    record: dict[str, Any] = field(default_factory=dict)
+    slot: SlotValue | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-able view."""
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "entity_id": self.entity_id,
+            "slot_key": self.slot_key,
+            "memory_id": self.memory_id,
+            "record": self.record,
+            "slot": None
+            if self.slot is None
+            else {"id": self.slot.id, "value": self.slot.value, "status": self.slot.status},
+        }
+
+    def line(self) -> str:
+        """Return a one-line human summary."""
+        where = f"{self.entity_id} {self.slot_key}"
+        if self.action == "duplicate":
+            return f"duplicate (dropped): {where} — {self.reason}"
+        summary = self.record.get("summary", "")
+        return f"added {self.memory_id[:12]}: {where} — {summary}"
+
+
+def normalise_text(text: str) -> str:
+    """NFC-normalise and collapse whitespace (§14.2 step 2)."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def ingest_envelope(deps: Deps, payload: Any) -> IngestResult:
+    """Run one §13.2 envelope through the pipeline; ``EnvelopeError`` if it is malformed."""
+    envelope = SignalEnvelope.parse(payload)
+    text = normalise_text(envelope.text)
+    kind = envelope.source_kind
+    topic = envelope.topic_tags[0] if envelope.topic_tags else None
+    entity_id = mk.entity_for(kind, envelope.author_id or envelope.author_handle, topic)
+    slot_key = mk.SIGNAL_SLOTS[kind]
+    tiers = deps.store.tiers
+    fingerprint = mk.simhash(text)
+    earlier = tiers.seen_signal_ref(envelope.source_ref)
+    reason = f"source_ref already ingested as {earlier[:12]}" if earlier else ""
+    if not earlier:
+        near = tiers.near_duplicate(entity_id, fingerprint, deps.config.memory.dedup_similarity)
+        reason = f"near-duplicate of {near[:12]} from the same origin" if near else ""
+    if reason:
+        bump(deps.instance.machine, "signal_dedup_drop_total", source_kind=kind)
+        return IngestResult("duplicate", reason, entity_id, slot_key)
+    meta = {
+        "source_kind": kind,
+        "ingest_ts": envelope.ingest_ts.isoformat(),
+        "lang": envelope.lang,
+        "author_id": envelope.author_id or "",
+        "author_handle": envelope.author_handle or "",
+        "topic_tags": list(envelope.topic_tags),
+        "risk_flags": list(envelope.risk_flags),
+        "quality": envelope.quality,
+        "entity_id": entity_id,
+        "slot_key": slot_key,
+    }
+    from graph.ingress import screen
+
+    screened = screen(
+        deps, text, source=f"{kind}:{entity_id}", source_ref=envelope.source_ref, envelope=meta
+    )
+    if screened.duplicate:
+        return IngestResult(
+            "duplicate", "source_ref already ingested", entity_id, slot_key, record=screened.record
+        )
+    tiers.add_fingerprint(entity_id, screened.memory_id, envelope.source_ref, fingerprint)
+    slot = _trend_slot(deps, envelope, entity_id, screened.memory_id) if kind == "trend" else None
+    return IngestResult(
+        "added", "new signal", entity_id, slot_key, screened.memory_id, screened.record, slot
+    )
+
+
+def _trend_slot(
+    deps: Deps, envelope: SignalEnvelope, entity_id: str, memory_id: str
+) -> SlotValue | None:
+    """A trend signal refreshes its topic's hourly snapshot slot (TTL 6 h, tainted)."""
+    if not envelope.topic_tags:
+        return None
+    outcome = deps.store.tiers.observe(
+        entity_id=entity_id,
+        slot_key="trend.snapshot.hourly",
+        value="trending: " + ", ".join(envelope.topic_tags),
+        observation=mk.Observation(
+            memory_id=memory_id,
+            source_ref=envelope.source_ref,
+            author=envelope.author_id or envelope.author_handle or "unknown",
+            observed=envelope.ingest_ts,
+            quality=envelope.quality,
+            risk_flags=tuple(envelope.risk_flags),
+            tainted=True,
+        ),
+        confidence=mk.initial_confidence(
+            envelope.source_kind, envelope.quality, envelope.risk_flags
+        ),
+    )
+    _count(deps, outcome)
+    return outcome.slot
+
+
+def record_statement(deps: Deps, entry: MemoryEntry) -> list[SlotOutcome]:
+    """Turn the user's first-person statements in a chat memory into Tier B observations.
+
+    The statement is a primary, first-hand observation (§16.1 direct quote: 0.95). A differing
+    value for a slot the user stated before contradicts it: the old value is superseded and
+    stays in history; the memory that asserted it ranks lower from now on. Each change is also a
+    ``kernel`` memory (the audit trail).
+    """
+    if entry.tainted or entry.author != "external":
+        return []
+    facts = extract_facts(entry.description)
+    if not facts:
+        return []
+    tiers = deps.store.tiers
+    outcomes = []
+    for fact in facts:
+        outcome = tiers.observe(
+            entity_id=CHAT_ENTITY,
+            slot_key=fact.slot_key,
+            value=fact.value,
+            observation=mk.Observation(
+                memory_id=entry.id,
+                source_ref=f"lumen:chat:{entry.id}",
+                author="local",
+                observed=entry.timestamp,
+                quality="primary",
+            ),
+            confidence=mk.initial_confidence("chat", "primary", ()),
+            min_observations=deps.config.memory.min_observations,
+        )
+        _count(deps, outcome)
+        outcomes.append(outcome)
+    tiers.set_importance(entry.id, mk.USER_IMPORTANCE)
+    deps.store.add(
+        "memory tiers: " + "; ".join(_describe(o) for o in outcomes),
+        metadata={"author": "kernel", "situation": "memory.beliefs", "memory_id": entry.id},
+        defer_index=True,
+    )
+    return outcomes
+
+
+def _count(deps: Deps, outcome: SlotOutcome) -> None:
+    topic = outcome.slot.slot_key
+    if outcome.contradiction:
+        bump(deps.instance.machine, "contradiction_mark_total", topic=topic)
+    if outcome.promoted:
+        bump(deps.instance.machine, "belief_promotion_total", topic=topic)
+
+
+def _describe(outcome: SlotOutcome) -> str:
+    slot = outcome.slot
+    text = f"{slot.slot_key} = {slot.value!r} ({outcome.action}, {slot.status})"
+    if outcome.demoted is not None:
+        text += f", was {outcome.demoted.value!r}"
+    if outcome.promoted:
+        text += ", promoted"
+    return text
+
+
+BELIEF_CONTEXT_LIMIT = 3
+BELIEF_RELEVANCE = 0.25
+
+
+def belief_context(deps: Deps, query: str) -> list[str]:
+    """Return what Lumen currently believes about the user that bears on ``query`` (§18 R1+R3).
+
+    Current slot values of the chat entity most similar to the query (at most three), each
+    with its confidence and, when it replaced an earlier value, that correction (the
+    contradiction trail), so the model answers with what is believed *now*.
+    """
+    tiers = deps.store.tiers
+    slots = tiers.current_slots(CHAT_ENTITY)
+    if not slots:
+        return []
+    phrases = [f"{slot_phrase(s.slot_key)}: {s.value}" for s in slots]
+    vectors = deps.store.embed([query, *phrases])
+    scores = vectors[1:] @ vectors[0]
+    ranked = sorted(zip(scores, slots, phrases, strict=True), key=lambda t: -float(t[0]))
+    history = None
+    lines = []
+    for score, slot, phrase in ranked[:BELIEF_CONTEXT_LIMIT]:
+        if float(score) < BELIEF_RELEVANCE:
+            break
+        line = f"(what I believe about you, confidence {slot.confidence:.2f}) {phrase}"
+        if history is None:
+            history = tiers.slot_history(CHAT_ENTITY)
+        earlier = [
+            h
+            for h in history
+            if h.slot_key == slot.slot_key and h.status in ("superseded", "demoted")
+        ]
+        if earlier:
+            line += f" — corrected from {earlier[-1].value!r} on {slot.created.date()}"
+        lines.append(line)
+    return lines

@@ -1,0 +1,151 @@
+"""Classify first-person statements into belief slots (the pipeline's deterministic classify step).
+
+A person telling Lumen about themselves ("my sister's name is Ana", "I moved to Porto", "call me
+Sam") asserts a value for a slot of the ``user`` entity. This module turns such sentences into
+``(slot_key, value)`` pairs with a small grammar — possessive "my X is Y", a handful of relations
+(where I live, where I work, what I am allergic to, what I speak, what I am called) — so the
+kernel keeps correct working beliefs whatever the model says. The LLM's inference pass (Tier C)
+adds hypotheses beyond this grammar, at lower confidence. Questions, negations and hypotheticals
+assert nothing and yield no fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nodes.memory_kernel import slugify, valid_slot
+
+MAX_VALUE_WORDS = 6
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One slot value a sentence asserts about its speaker."""
+
+    slot_key: str
+    value: str
+    sentence: str
+
+
+_SENTENCE_RE = re.compile(r"[^.!?;\n]+[.!?]?")
+_NON_ASSERTIVE_RE = re.compile(
+    r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|wasn't|if|maybe|might|would|could|"
+    r"should|wish|hope|suppose|whether|used to)\b|\?\s*$",
+    re.IGNORECASE,
+)
+_LEAD_RE = re.compile(
+    r"^\s*(?:(?:actually|also|btw|by the way|fyi|update|correction|so|well|oh|and|but|now|"
+    r"anyway|ok|okay|just so you know)[\s,:;-]+)+",
+    re.IGNORECASE,
+)
+_VALUE_STOP_RE = re.compile(
+    r"\s*(?:,|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bso\b|\bnow\b|"
+    r"\bthese days\b|\banymore\b|\bthough\b|\bby the way\b|\bfor\b|\bwith\b|\bat the moment\b)",
+    re.IGNORECASE,
+)
+_RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "user.profile.name",
+        re.compile(r"^(?:call me|i(?:'m| am) called|i go by|people call me)\s+(.+)", re.I),
+    ),
+    (
+        "user.profile.location",
+        re.compile(
+            r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
+            r"(?:live|lived|moved|relocated|am living|'m living|am based|'m based|settled)"
+            r"\s+(?:in|to)\s+(.+)",
+            re.I,
+        ),
+    ),
+    (
+        "user.profile.employer",
+        re.compile(
+            r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
+            r"(?:work|am working|'m working|started working|joined|started at|work now)"
+            r"\s+(?:at|for|with)?\s*(.+)",
+            re.I,
+        ),
+    ),
+    ("user.health.allergy", re.compile(r"^i(?:'m| am)\s+allergic\s+to\s+(.+)", re.I)),
+    ("user.profile.languages", re.compile(r"^i\s+speak\s+(.+)", re.I)),
+)
+_LIST_SLOTS = frozenset({"user.profile.languages", "user.health.allergy"})
+_POSSESSIVE_RE = re.compile(
+    r"^my\s+((?:[a-z]+(?:'s)?\s+){0,3}?[a-z]+)\s+(?:is|are|was changed to|has become)\s+"
+    r"(called\s+|named\s+)?(.+)",
+    re.IGNORECASE,
+)
+_TRAILING_TIME_RE = re.compile(
+    r"\s+(?:last|this|next)\s+(?:week|month|year|spring|summer|autumn|fall|winter)$"
+    r"|\s+(?:recently|lately|today|yesterday|in \d{4}|since \d{4}|a while ago|\w+ ago)$",
+    re.IGNORECASE,
+)
+_VAGUE_VALUES = frozenset({"it", "this", "that", "there", "here", "them", "mine", "fine", "ok"})
+
+
+def extract_facts(text: str) -> list[Fact]:
+    """Return the slot values ``text`` asserts about its speaker (first person, affirmative)."""
+    facts: list[Fact] = []
+    for raw in _SENTENCE_RE.findall(text):
+        sentence = raw.strip()
+        if not sentence or _NON_ASSERTIVE_RE.search(sentence):
+            continue
+        clause = _LEAD_RE.sub("", sentence).rstrip(".! ")
+        fact = _relation_fact(clause, sentence) or _possessive_fact(clause, sentence)
+        if fact is not None and all(f.slot_key != fact.slot_key for f in facts):
+            facts.append(fact)
+    return facts
+
+
+def _relation_fact(clause: str, sentence: str) -> Fact | None:
+    for slot_key, pattern in _RELATIONS:
+        match = pattern.match(clause)
+        if match:
+            value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
+            return Fact(slot_key, value, sentence) if value else None
+    return None
+
+
+def _possessive_fact(clause: str, sentence: str) -> Fact | None:
+    match = _POSSESSIVE_RE.match(clause)
+    if not match:
+        return None
+    subject = slugify(match.group(1).replace("'s", ""))
+    if match.group(2) and not subject.endswith("name"):
+        subject += "_name"  # "my cat is called Luna" names the cat
+    value = _clean_value(match.group(3))
+    if not subject or not value:
+        return None
+    slot_key = f"user.profile.{subject}"
+    return Fact(slot_key, value, sentence) if valid_slot(slot_key) else None
+
+
+def _clean_value(raw: str, *, keep_lists: bool = False) -> str:
+    stop = _VALUE_STOP_RE.pattern.replace(r"|\band\b", "") if keep_lists else _VALUE_STOP_RE.pattern
+    value = re.split(stop, raw, maxsplit=1, flags=re.IGNORECASE)[0]
+    value = value.strip(" \t\"'“”‘’.,!:;-")
+    previous = None
+    while previous != value:
+        previous, value = value, _TRAILING_TIME_RE.sub("", value)
+    value = re.sub(r"^(?:on|in|at)\s+", "", value, flags=re.IGNORECASE)
+    words = value.split()
+    if not words or len(words) > MAX_VALUE_WORDS or value.lower() in _VAGUE_VALUES:
+        return ""
+    return value
+
+
+_SLOT_PHRASES = {
+    "user.profile.name": "my name",
+    "user.profile.location": "the city where I live",
+    "user.profile.employer": "the company where I work",
+    "user.health.allergy": "what I am allergic to",
+    "user.profile.languages": "the languages I speak",
+}
+
+
+def slot_phrase(slot_key: str) -> str:
+    """Describe a user slot in words, as the user would ask about it ("where I live")."""
+    if slot_key in _SLOT_PHRASES:
+        return _SLOT_PHRASES[slot_key]
+    return "my " + slot_key.split(".", 2)[-1].replace("_", " ")

@@ -1,0 +1,373 @@
+"""Pure memory math: confidence and importance defaults, decay, TTL, promotion, ranking.
+
+AsteronIris §16–§18 and the lumen spec's memory weights, as plain functions: no I/O, no clock
+(callers pass ``now``), no model. The memory store (``state.memory``, ``state.tiers``) applies them;
+unit tests reach every rule here without Chroma or SQLite.
+
+Numbers the seeds give are used as given (0.95 direct quote, 0.85 verified news, 0.35–0.60
+rumour, inferred ≤ 0.70, user preference ≥ 0.80, chatter 0.40–0.65, 6 h / 24 h trend TTL). Where
+the seeds give a rule but no number, the constant below says what Lumen chose.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from nodes.kernel import clamp
+
+# --- §16.1 base scoring heuristic ------------------------------------------------------------
+
+DIRECT_QUOTE_CONFIDENCE = 0.95  # "discord direct quote: 0.95" (any first-hand message)
+VERIFIED_CONFIDENCE = 0.85  # "verified official news: 0.85"
+SECONDARY_CONFIDENCE = 0.60  # top of "unverified repost/rumor: 0.35-0.60"
+UNVERIFIED_CONFIDENCE = 0.50
+RUMOR_CONFIDENCE = 0.35  # bottom of the rumour band
+INFERRED_CONFIDENCE_CAP = 0.70  # "inferred claim: <=0.70 で開始"
+
+USER_IMPORTANCE = 0.80  # "user-specific preference: 0.80+"
+GENERAL_IMPORTANCE = 0.50  # "market/general chatter: 0.40-0.65"
+TREND_IMPORTANCE = 0.40
+
+FIRST_HAND_KINDS = frozenset({"chat", "discord", "manual"})
+RISK_FLAGS = ("rumor", "unverified", "sensitive", "policy_risky")
+BLOCKING_RISKS = frozenset({"rumor", "unverified", "policy_risky"})
+"""Risk flags that forbid promotion (§17: unverified high-risk text); ``sensitive`` alone does
+not, but it keeps the signal out of reply context (§20)."""
+
+
+def initial_confidence(
+    source_kind: str, quality: str, risk_flags: Sequence[str], *, inferred: bool = False
+) -> float:
+    """Return the §16.1 starting confidence of an observation or claim."""
+    if inferred:
+        return INFERRED_CONFIDENCE_CAP
+    if "rumor" in risk_flags:
+        return RUMOR_CONFIDENCE
+    if "unverified" in risk_flags:
+        return UNVERIFIED_CONFIDENCE
+    if quality == "primary":
+        return DIRECT_QUOTE_CONFIDENCE if source_kind in FIRST_HAND_KINDS else VERIFIED_CONFIDENCE
+    if quality == "secondary":
+        return SECONDARY_CONFIDENCE
+    return UNVERIFIED_CONFIDENCE
+
+
+def inferred_confidence(model_confidence: float) -> float:
+    """Clamp a model-proposed confidence for an inferred claim to ``[0, 0.70]`` (§16.1)."""
+    return clamp(model_confidence, 0.0, INFERRED_CONFIDENCE_CAP)
+
+
+def initial_importance(entity_id: str, slot_key: str) -> float:
+    """Return the §16.1 starting importance: user-specific facts high, trends low, chatter mid."""
+    if slot_key.startswith("trend.") or entity_id.startswith("trend:"):
+        return TREND_IMPORTANCE
+    if slot_key.startswith("user.") or entity_id.startswith("channel:chat:"):
+        return USER_IMPORTANCE
+    return GENERAL_IMPORTANCE
+
+
+# --- §15 naming scheme ------------------------------------------------------------------------
+
+ENTITY_RE = re.compile(r"^[a-z][a-z0-9_]*(?::[A-Za-z0-9_.@\-]+){1,4}$")
+SLOT_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}$")
+SIGNAL_SLOTS = {
+    "discord": "signal.discord.message",
+    "x": "signal.x.post",
+    "news": "signal.news.article",
+    "trend": "trend.snapshot.hourly",
+    "webhook": "signal.webhook.event",
+    "manual": "signal.manual.note",
+    "chat": "signal.chat.message",
+}
+
+
+def entity_for(source_kind: str, author_id: str | None, topic: str | None = None) -> str:
+    """Return the §15 entity id for a signal's origin (``channel:discord:sender:<id>``, …)."""
+    who = slugify(author_id or "unknown") or "unknown"
+    if source_kind == "discord":
+        return f"channel:discord:sender:{who}"
+    if source_kind == "x":
+        return f"feed:x:author:{who}"
+    if source_kind == "news":
+        return f"feed:news:publisher:{who}"
+    if source_kind == "trend":
+        return f"trend:topic:{slugify(topic or who) or 'unknown'}"
+    if source_kind == "chat":
+        return f"channel:chat:sender:{who}"
+    return f"feed:{source_kind}:author:{who}"
+
+
+def slugify(text: str) -> str:
+    """Lower-case ``text`` and keep ``[a-z0-9_]`` runs joined by ``_`` (at most 48 chars)."""
+    return "_".join(re.findall(r"[a-z0-9]+", text.lower()))[:48].strip("_")
+
+
+def valid_entity(entity_id: str) -> bool:
+    """Say whether ``entity_id`` follows the §15 scheme (``kind:ns:...``)."""
+    return bool(ENTITY_RE.match(entity_id))
+
+
+def valid_slot(slot_key: str) -> bool:
+    """Say whether ``slot_key`` follows the §15 scheme (dotted lower-case, 2–5 parts)."""
+    return bool(SLOT_RE.match(slot_key))
+
+
+# --- §16.2 drift and decay -------------------------------------------------------------------
+
+CONTRADICTION_DECAY = 0.5
+"""A contradiction of strength s multiplies the slot's confidence by ``1 - 0.5·s``."""
+DEMOTE_MARKS = 2  # ContradictionMarked "閾値超え": two marks demote a belief
+DEMOTE_CONFIDENCE = 0.30  # … or confidence falling under 0.30
+LOW_CONFIDENCE_BULK = 0.20  # heartbeat "low-confidence bulk demotion"
+TOPIC_HALF_LIFE = timedelta(days=14)  # "topic系slotは time-decay"
+TREND_TTL = {"trend.snapshot.hourly": timedelta(hours=6)}
+DEFAULT_TREND_TTL = timedelta(hours=24)  # "trend slot はTTL短め (例: 6h/24h)"
+
+
+def contradicted_confidence(confidence: float, strength: float) -> float:
+    """Lower a confidence after a contradiction of ``strength`` in [0, 1]."""
+    return clamp(confidence * (1.0 - CONTRADICTION_DECAY * clamp(strength)))
+
+
+def should_demote(confidence: float, contradiction_marks: int) -> bool:
+    """Say whether a contested belief is auto-demoted (§16.2)."""
+    return contradiction_marks >= DEMOTE_MARKS or confidence < DEMOTE_CONFIDENCE
+
+
+def contradiction_strength(old_confidence: float, new_confidence: float) -> float:
+    """Return how strongly a new differing observation contradicts the current value."""
+    return clamp(new_confidence / max(old_confidence, 1e-9)) if old_confidence > 0 else 1.0
+
+
+def topic_decayed(
+    confidence: float, age: timedelta, half_life: timedelta = TOPIC_HALF_LIFE
+) -> float:
+    """Return a topic slot's confidence after ``age`` of exponential decay."""
+    hours = max(age.total_seconds(), 0.0) / 3600.0
+    return clamp(confidence * 0.5 ** (hours / (half_life.total_seconds() / 3600.0)))
+
+
+def is_topic_slot(slot_key: str) -> bool:
+    """Topic slots (``belief.topic.*``) decay with time."""
+    return slot_key.startswith("belief.topic.")
+
+
+def is_trend_slot(slot_key: str) -> bool:
+    """Trend slots (``trend.*``) expire after their TTL."""
+    return slot_key.startswith("trend.")
+
+
+def trend_ttl(slot_key: str) -> timedelta:
+    """Return a trend slot's time to live."""
+    return TREND_TTL.get(slot_key, DEFAULT_TREND_TTL)
+
+
+def trend_expired(slot_key: str, observed: datetime, now: datetime) -> bool:
+    """Say whether a trend slot observed at ``observed`` has outlived its TTL at ``now``."""
+    return is_trend_slot(slot_key) and now - observed > trend_ttl(slot_key)
+
+
+# --- §17 promotion -----------------------------------------------------------------------------
+
+MIN_INDEPENDENT_OBSERVATIONS = 2
+BURST_WINDOW = timedelta(hours=1)
+"""Two observations by the same author count as independent only this far apart."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One observation of a claim, as the promotion gate sees it."""
+
+    memory_id: str
+    source_ref: str
+    author: str
+    observed: datetime
+    quality: str
+    risk_flags: tuple[str, ...] = ()
+    tainted: bool = False
+    fetch_failed: bool = False
+
+
+def independent_count(observations: Sequence[Observation], burst: timedelta = BURST_WINDOW) -> int:
+    """Count independent observations.
+
+    Independent means a distinct ``source_ref``, and a distinct author or, for the same author,
+    at least ``burst`` after that author's last counted observation.
+    """
+    seen_refs: set[str] = set()
+    last_by_author: dict[str, datetime] = {}
+    count = 0
+    for obs in sorted(observations, key=lambda o: o.observed):
+        if not obs.source_ref or obs.source_ref in seen_refs:
+            continue
+        previous = last_by_author.get(obs.author)
+        if previous is not None and obs.observed - previous < burst:
+            continue
+        seen_refs.add(obs.source_ref)
+        last_by_author[obs.author] = obs.observed
+        count += 1
+    return count
+
+
+def promotion_blockers(
+    observations: Sequence[Observation],
+    *,
+    min_observations: int = MIN_INDEPENDENT_OBSERVATIONS,
+    burst: timedelta = BURST_WINDOW,
+) -> list[str]:
+    """Return why a claim may not be promoted to a long-term belief (empty list: it may).
+
+    §17: promote only on independent repeated observation, with at least one primary (verified)
+    source and acceptable risk flags; never from a single burst, unverified high-risk text, an
+    unknown or failed source (§20: no ``source_ref`` → no promotion) or anything tainted.
+    """
+    reasons: list[str] = []
+    if not observations:
+        return ["no observation"]
+    if any(o.tainted for o in observations):
+        reasons.append("tainted (derived from untrusted external content)")
+    if any(not o.source_ref for o in observations):
+        reasons.append("an observation has no source_ref")
+    if any(o.fetch_failed for o in observations):
+        reasons.append("a source could not be fetched")
+    risky = sorted({flag for o in observations for flag in o.risk_flags if flag in BLOCKING_RISKS})
+    if risky:
+        reasons.append(f"risk flags {', '.join(risky)}")
+    if not any(o.quality == "primary" for o in observations):
+        reasons.append("no primary or verified source")
+    independent = independent_count(observations, burst)
+    if independent < min_observations:
+        reasons.append(
+            f"{independent} independent observation(s), {min_observations} needed"
+            " (a single burst does not count)"
+        )
+    return reasons
+
+
+# --- lumen spec: memory weights ----------------------------------------------------------------
+
+USE_INCREMENT = 0.02  # "each retrieval … used … increases by a small increment"
+DAILY_DECAY = 0.01  # unused memories lose 1 % of their weight per idle day
+WEIGHT_FLOOR = 0.05  # decay never erases a memory's weight entirely
+
+
+def strengthened(weight: float, uses: int = 1) -> float:
+    """Return a memory weight after ``uses`` retrievals that were used."""
+    return clamp(weight + USE_INCREMENT * max(uses, 0))
+
+
+def decayed_weight(weight: float, idle_days: float) -> float:
+    """Return a memory weight after ``idle_days`` without use (never under the floor)."""
+    if weight <= WEIGHT_FLOOR:
+        return weight
+    return max(WEIGHT_FLOOR, clamp(weight * (1.0 - DAILY_DECAY) ** max(idle_days, 0.0)))
+
+
+# --- §18 + lumen: ranking ------------------------------------------------------------------------
+
+RELEVANCE_WEIGHT = 0.62
+LEXICAL_WEIGHT = 0.10
+RECENCY_WEIGHT = 0.10
+IMPORTANCE_WEIGHT = 0.10
+USE_WEIGHT = 0.08
+RECENCY_HALF_LIFE = timedelta(days=30)
+SUPERSEDED_PENALTY = 0.30  # the slot this memory asserted now holds a newer value
+CONTRADICTION_PENALTY = 0.12  # per contradiction mark against the memory's slot (max 2)
+RESTATED_PENALTY = 0.08  # a newer memory by the same author says nearly the same thing
+RISK_PENALTY = 0.10
+RESTATED_SIMILARITY = 0.80
+
+
+@dataclass(frozen=True)
+class RankSignals:
+    """What the ranking knows about one candidate memory."""
+
+    cosine: float
+    lexical: float = 0.0  # normalised BM25 in [0, 1]
+    age: timedelta = timedelta(0)
+    importance: float = 0.5
+    weight: float = 0.5
+    contradictions: int = 0
+    superseded: bool = False
+    restated: bool = False
+    risky: bool = False
+
+
+def recency(age: timedelta, half_life: timedelta = RECENCY_HALF_LIFE) -> float:
+    """Return exponential recency in (0, 1]: 1 now, 0.5 after one half-life."""
+    return float(0.5 ** (max(age.total_seconds(), 0.0) / half_life.total_seconds()))
+
+
+def relevance(cosine: float) -> float:
+    """Map MiniLM cosine similarity onto [0, 1] (unrelated text sits near 0.1, paraphrase ~0.7)."""
+    return clamp((cosine - 0.05) / 0.75)
+
+
+def rank_score(s: RankSignals) -> float:
+    """Score a candidate: relevance first, then recency, importance and use, minus penalties.
+
+    Generative Agents ranks by recency × importance × relevance; Lumen adds lexical evidence
+    (names and numbers embeddings blur), the memory's use-strengthened weight, and penalties for
+    memories whose claim was superseded, contradicted or restated more recently, so the store
+    answers with what is believed *now* while keeping the rest findable.
+    """
+    score = (
+        RELEVANCE_WEIGHT * relevance(s.cosine)
+        + LEXICAL_WEIGHT * clamp(s.lexical)
+        + RECENCY_WEIGHT * recency(s.age)
+        + IMPORTANCE_WEIGHT * clamp(s.importance)
+        + USE_WEIGHT * clamp(s.weight)
+    )
+    penalty = (
+        SUPERSEDED_PENALTY * s.superseded
+        + CONTRADICTION_PENALTY * min(s.contradictions, 2)
+        + RESTATED_PENALTY * s.restated
+        + RISK_PENALTY * s.risky
+    )
+    return round(score - penalty, 6)
+
+
+def normalise_bm25(scores: Sequence[float]) -> list[float]:
+    """Map SQLite FTS5 ``bm25`` values (lower is better, negative) onto [0, 1] per query."""
+    if not scores:
+        return []
+    strengths = [-s for s in scores]
+    top = max(strengths)
+    if top <= 0 or math.isnan(top):
+        return [0.0 for _ in scores]
+    return [clamp(s / top) for s in strengths]
+
+
+# --- §14.2 de-duplication of signals whose text is never stored --------------------------------
+
+SIMHASH_BITS = 64
+
+
+def simhash(text: str) -> int:
+    """Return a 64-bit SimHash of ``text``'s word 2-shingles (a near-duplicate fingerprint).
+
+    External signals are never stored raw (governance), so near-duplicates are found by this
+    locality-sensitive fingerprint instead of by comparing texts: similar texts share most bits,
+    and the fingerprint cannot be turned back into the text.
+    """
+    import hashlib
+
+    words = re.findall(r"[^\W_]+", text.casefold())
+    shingles = [" ".join(words[i : i + 2]) for i in range(max(len(words) - 1, 1))] if words else []
+    if not shingles:
+        return 0
+    totals = [0] * SIMHASH_BITS
+    for shingle in shingles:
+        value = int.from_bytes(hashlib.blake2b(shingle.encode(), digest_size=8).digest(), "big")
+        for bit in range(SIMHASH_BITS):
+            totals[bit] += 1 if value >> bit & 1 else -1
+    return sum(1 << bit for bit, total in enumerate(totals) if total > 0)
+
+
+def simhash_similarity(a: int, b: int) -> float:
+    """Return the share of equal bits between two SimHash fingerprints (1.0: identical)."""
+    return 1.0 - bin(a ^ b).count("1") / SIMHASH_BITS
