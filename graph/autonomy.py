@@ -6,13 +6,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from graph.checkpoints import sqlite_saver
 from graph.cycle_builder import build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
+from graph.maintenance import maintain, maintenance_due
 from nodes import mscp
 from state.cycle import CycleInput, CycleKind, CycleState, ReflectInput, ReflectState
+from state.self_state import utc_now
 
 
 @dataclass
@@ -21,6 +24,7 @@ class RunReport:
 
     cycles: list[dict[str, Any]] = field(default_factory=list)
     reflections: list[dict[str, Any]] = field(default_factory=list)
+    maintenance: list[dict[str, Any]] = field(default_factory=list)
 
 
 @contextmanager
@@ -66,6 +70,7 @@ def run(
     ``cycles=None`` runs until interrupted (Ctrl+C ends after the current step's checkpoint).
     """
     report = RunReport()
+    retry_at: datetime | None = None
     with autonomy_graphs(deps) as (cycle_graph, reflect_graph):
         index = 0
         while cycles is None or index < cycles:
@@ -108,10 +113,40 @@ def run(
                         f"  reflection ({', '.join(reflected.triggers)}): "
                         f"{len(reflected.applied)} changes"
                     )
+            retry_at = maintain_when_due(deps, report, progress, retry_at=retry_at)
             index += 1
             if interval and (cycles is None or index < cycles):
                 time.sleep(interval)
     return report
+
+
+def maintain_when_due(
+    deps: Deps,
+    report: RunReport,
+    progress: Callable[[str], None] | None = None,
+    *,
+    retry_at: datetime | None = None,
+) -> datetime | None:
+    """Run memory maintenance when it is due; returns when to retry after a failure.
+
+    A failed run is reported and retried after ``[memory] maintenance_hours`` at the earliest,
+    so a broken store never costs every cycle a maintenance attempt or stops the loop.
+    """
+    now = utc_now()
+    if (retry_at is not None and now < retry_at) or not maintenance_due(deps, now):
+        return retry_at
+    try:
+        done = maintain(deps, now=now)
+    except Exception as exc:
+        report.maintenance.append({"at": now.isoformat(), "error": f"{type(exc).__name__}: {exc}"})
+        if progress:
+            progress(f"  maintenance failed: {type(exc).__name__}: {exc}"[:200])
+        return now + timedelta(hours=deps.config.memory.maintenance_hours)
+    report.maintenance.append(done.to_dict())
+    if progress:
+        for line in done.lines():
+            progress(f"  {line}")
+    return None
 
 
 def run_due_tasks(deps: Deps, progress: Callable[[str], None] | None = None) -> int:

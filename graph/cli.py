@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import date
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,15 +28,6 @@ app = typer.Typer(
 )
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
-
-class AuthorChoice(StrEnum):
-    """Memory authors."""
-
-    self_ = "self"
-    kernel = "kernel"
-    goal = "goal"
-    external = "external"
 
 
 class StatusChoice(StrEnum):
@@ -165,52 +155,6 @@ def status(as_json: JsonFlag = False) -> None:
 
 
 # ------------------------------------------------------------------ memory, values, goals
-
-
-@app.command()
-def memory(
-    author: Annotated[
-        AuthorChoice | None, typer.Option("--author", help="Filter by author.")
-    ] = None,
-    on_date: Annotated[
-        str | None, typer.Option("--date", help="Only this day (YYYY-MM-DD).", metavar="YYYY-MM-DD")
-    ] = None,
-    show_all: Annotated[bool, typer.Option("--all", help="Show every entry.")] = False,
-    limit: Annotated[int, typer.Option("-n", min=1, help="How many recent entries.")] = 20,
-    as_json: JsonFlag = False,
-) -> None:
-    """View recent memories (default: the last 20)."""
-    from state.journal import MemoryJournal
-
-    day = None
-    if on_date is not None:
-        try:
-            day = date.fromisoformat(on_date)
-        except ValueError:
-            raise LumenError(f"--date must be YYYY-MM-DD, not {on_date!r}") from None
-    report = MemoryJournal(_instance().memory_dir).read(day=day)
-    for line in report.skipped:
-        _warn(line)
-    entries = [e for e in report.entries if author is None or e.author == author.value]
-    if not show_all:
-        entries = entries[-limit:]
-    if as_json:
-        _emit_json([e.model_dump(mode="json") for e in entries])
-        return
-    _table(
-        "Memories",
-        ["timestamp", "author", "weight", "situation", "description"],
-        [
-            [
-                e.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
-                e.author,
-                f"{e.weight:.2f}",
-                e.situation,
-                e.description[:120],
-            ]
-            for e in entries
-        ],
-    )
 
 
 @app.command()
@@ -371,7 +315,7 @@ def chat(
                     return
                 _print_turn(deps, state, as_json)
     finally:
-        deps.store.flush()
+        _after_reply(deps)
 
 
 def deliver(deps: Any, reply: str) -> str:
@@ -419,6 +363,13 @@ def turn_json(state: Any, reply: str) -> dict[str, Any]:
     }
 
 
+def _after_reply(deps: Any) -> None:
+    """Index deferred memories and run the post-turn memory work (``graph.memory_ops``)."""
+    from graph.memory_ops import after_reply
+
+    after_reply(deps)
+
+
 def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
     reply = deliver(deps, state.reply)
     for note in state.degraded:
@@ -427,7 +378,7 @@ def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
         _emit_json(turn_json(state, reply))
     else:
         typer.echo(reply)
-    deps.store.flush()  # index this turn's memories while the user reads the reply
+    _after_reply(deps)  # index this turn's memories while the user reads the reply
 
 
 # --------------------------------------------------------------------------- autonomy
@@ -463,7 +414,7 @@ def run_command(
         typer.echo("stopped; the last completed cycle is saved", err=True)
         return
     finally:
-        deps.store.flush()
+        _after_reply(deps)
     if as_json:
         _emit_json({"cycles": report.cycles, "reflections": report.reflections})
     else:
@@ -503,11 +454,31 @@ def reflect(as_json: JsonFlag = False) -> None:
 
 @app.command()
 def ingest(
-    source: Annotated[str, typer.Option("--source", help="Signal kind: webhook, email, rss, …")],
+    source: Annotated[
+        str | None, typer.Option("--source", help="Signal kind: webhook, email, rss, …")
+    ] = None,
     ref: Annotated[str, typer.Option("--ref", help="Source reference (dedup key).")] = "",
+    envelope: Annotated[
+        bool,
+        typer.Option(
+            "--envelope", help="stdin is one JSON signal envelope (text, source_kind, …)."
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest outside text from stdin: screened, summarised and recorded (never stored raw)."""
+    if envelope:
+        if source is not None or ref:
+            raise LumenError("--envelope takes source_kind and source_ref from the JSON")
+        _ingest_envelope(_read_envelope(sys.stdin.read()), as_json)
+        return
+    if source is None:
+        raise LumenError("--source is required (or pass --envelope with a JSON envelope)")
+    _ingest_text(source, ref, as_json)
+
+
+def _ingest_text(source: str, ref: str, as_json: bool) -> None:
+    """Screen raw outside text from stdin and record it as a signal."""
     from graph.deps import Deps
     from graph.ingress import screen
 
@@ -518,7 +489,7 @@ def ingest(
         raise LumenError("nothing to ingest: stdin is empty")
     deps = Deps.for_instance(_instance())
     screened = screen(deps, text, source=source, source_ref=ref)
-    deps.store.flush()
+    _after_reply(deps)
     result = {**screened.record, "duplicate": screened.duplicate}
     if as_json:
         _emit_json(result)
@@ -527,9 +498,52 @@ def ingest(
         typer.echo(f"{state}: {screened.record['summary']} [{screened.record['digest'][:12]}]")
 
 
+def _read_envelope(raw: str) -> dict[str, Any]:
+    """Parse stdin as one JSON object (the signal envelope), refusing anything else."""
+    if not raw.strip():
+        raise LumenError("nothing to ingest: stdin is empty")
+    try:
+        payload = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise LumenError(
+            f"stdin is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(payload, dict):
+        raise LumenError(f"the envelope must be a JSON object, not {type(payload).__name__}")
+    return payload
+
+
+def _ingest_envelope(payload: dict[str, Any], as_json: bool) -> None:
+    """Ingest one signal envelope through ``graph.signals.ingest_envelope``."""
+    from graph.deps import Deps
+    from graph.signals import ingest_envelope
+    from state.signals import EnvelopeError
+
+    deps = Deps.for_instance(_instance())
+    try:
+        result = ingest_envelope(deps, payload)
+    except EnvelopeError as exc:
+        raise LumenError(" ".join(str(exc).split())) from None
+    _after_reply(deps)
+    if as_json:
+        _emit_json(result.to_dict())
+    else:
+        typer.echo(result.line())
+
+
 from graph.tasks_cli import tasks_app  # noqa: E402 - a sub-app, mounted next to its siblings
 
 app.add_typer(tasks_app, name="tasks")
+
+from graph.memory_cli import (  # noqa: E402 - mounted next to their siblings
+    beliefs_command,
+    maintain_command,
+    memory_app,
+)
+
+app.add_typer(memory_app, name="memory")
+app.command("beliefs")(beliefs_command)
+app.command("maintain")(maintain_command)
 
 guard_app = typer.Typer(
     help="Run the guards on JSONL from stdin (no model needed).", no_args_is_help=True

@@ -19,13 +19,13 @@ from typing import Any
 
 from graph.deps import Deps
 from nodes import memory_kernel as mk
-from nodes.facts import extract_facts, slot_phrase
+from nodes.facts import slot_phrase
 from state.counters import bump
 from state.records import MemoryEntry
 from state.signals import SignalEnvelope
-from state.tiers import SlotOutcome, SlotValue
+from state.tiers import USER_ENTITY, SlotOutcome, SlotValue
 
-CHAT_ENTITY = "channel:chat:sender:local"
+CHAT_ENTITY = USER_ENTITY
 """The person talking to Lumen in ``lumen chat`` (one local user)."""
 
 
@@ -150,31 +150,11 @@ def record_statement(deps: Deps, entry: MemoryEntry) -> list[SlotOutcome]:
     stays in history; the memory that asserted it ranks lower from now on. Each change is also a
     ``kernel`` memory (the audit trail).
     """
-    if entry.tainted or entry.author != "external":
+    outcomes = deps.store.classify(entry, min_observations=deps.config.memory.min_observations)
+    if not outcomes:
         return []
-    facts = extract_facts(entry.description)
-    if not facts:
-        return []
-    tiers = deps.store.tiers
-    outcomes = []
-    for fact in facts:
-        outcome = tiers.observe(
-            entity_id=CHAT_ENTITY,
-            slot_key=fact.slot_key,
-            value=fact.value,
-            observation=mk.Observation(
-                memory_id=entry.id,
-                source_ref=f"lumen:chat:{entry.id}",
-                author="local",
-                observed=entry.timestamp,
-                quality="primary",
-            ),
-            confidence=mk.initial_confidence("chat", "primary", ()),
-            min_observations=deps.config.memory.min_observations,
-        )
+    for outcome in outcomes:
         _count(deps, outcome)
-        outcomes.append(outcome)
-    tiers.set_importance(entry.id, mk.USER_IMPORTANCE)
     deps.store.add(
         "memory tiers: " + "; ".join(_describe(o) for o in outcomes),
         metadata={"author": "kernel", "situation": "memory.beliefs", "memory_id": entry.id},

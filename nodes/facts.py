@@ -111,6 +111,10 @@ def _possessive_fact(clause: str, sentence: str) -> Fact | None:
     match = _POSSESSIVE_RE.match(clause)
     if not match:
         return None
+    if any(word[:1].isupper() for word in match.group(1).split()):
+        return None  # "my colleague Tom is …" is about Tom, not about the speaker
+    if not _names_a_value(match.group(3)):
+        return None  # "my sister is learning …", "my boss is from …": a predicate, not a value
     subject = slugify(match.group(1).replace("'s", ""))
     if match.group(2) and not subject.endswith("name"):
         subject += "_name"  # "my cat is called Luna" names the cat
@@ -119,6 +123,31 @@ def _possessive_fact(clause: str, sentence: str) -> Fact | None:
         return None
     slot_key = f"user.profile.{subject}"
     return Fact(slot_key, value, sentence) if valid_slot(slot_key) else None
+
+
+_PREDICATE_LEADS = frozenset(
+    """about above across after against also always among around at away before behind
+    below beside between beyond by down during for from in inside into just near never not now
+    of off on onto out outside over past pretty quite really since so still than through to
+    toward towards under up upon very with within without""".split()
+)
+
+
+def _names_a_value(raw: str) -> bool:
+    """Say whether the words after "my X is" name a value rather than start a predicate.
+
+    Morphology, not a word list of values: a predicate starts with a participle (-ing, -ed),
+    an adverb (-ly) or a preposition/particle; a value starts with anything else ("Ana",
+    "dark green", "an accountant", "May 3rd").
+    """
+    words = raw.split()
+    if not words:
+        return False
+    first = words[0].lower().strip(",.;:!")
+    if first[:1].isupper() or words[0][:1].isupper() or first[:1].isdigit():
+        return True
+    participle_or_adverb = first.endswith(("ing", "ed", "ly")) and len(first) > 4
+    return not (first in _PREDICATE_LEADS or participle_or_adverb)
 
 
 def _clean_value(raw: str, *, keep_lists: bool = False) -> str:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from graph.deps import Deps
+from graph.maintenance import review_context
 from graph.thinking import think_json
 from nodes import mscp
 from nodes.writeback import apply_writeback, validate_writeback
@@ -43,6 +44,9 @@ def review(state: ReflectState, *, deps: Deps) -> Update:
         for m in deps.store.journal.tail(REVIEW_MEMORIES, authors=("self", "goal", "external"))
         if not m.tainted
     ]
+    # A review reaching back more than 90 days reads the yearly summaries for the older span.
+    context = review_context(deps.store.path, memories, utc_now())
+    memories = context.recent
     fresh = ReflectState(triggers=state.triggers)
     reset = {name: getattr(fresh, name) for name in ReflectState.model_fields}
     auto = me.autonomy
@@ -54,12 +58,16 @@ def review(state: ReflectState, *, deps: Deps) -> Update:
         f"shadow encounters {me.psyche.self_integration.shadow_encounters}; "
         f"triggers {', '.join(state.triggers)}"
     )
-    has_material = bool(memories or auto.goal_weight_proposals or auto.archetype_stats)
+    if context.summaries:
+        summary += f"; {len(context.summaries)} yearly summaries for the older span"
+    has_material = bool(
+        memories or context.summaries or auto.goal_weight_proposals or auto.archetype_stats
+    )
     route = "ask" if has_material or "explicit_request" in state.triggers else "nothing"
     return {
         **reset,
         "me": me,
-        "review": summary,
+        "review": "\n\n".join([summary, *context.summaries]),
         "reviewed": len(memories),
         "route": route,
         "note": summary,

@@ -106,7 +106,7 @@ class MemoryJournal:
         """Return the ``n`` newest entries (newest first), reading day files backwards."""
         found: list[MemoryEntry] = []
         wanted = tuple(f'"author":"{a}"'.encode() for a in authors) if authors else None
-        for path in reversed(self.files()):
+        for path in self._files_newest_first():
             for raw in _reverse_lines(path):
                 if wanted and not any(w in raw for w in wanted):
                     continue
@@ -117,6 +117,19 @@ class MemoryJournal:
                 if len(found) >= n:
                     return sorted(found, key=lambda e: e.timestamp, reverse=True)
         return sorted(found, key=lambda e: e.timestamp, reverse=True)
+
+    def _files_newest_first(self) -> Iterator[Path]:
+        """Yield day files from the newest, listing one year directory at a time."""
+        if not self.root.is_dir():
+            return
+        years = sorted(
+            (p for p in self.root.iterdir() if p.is_dir() and p.name.isdigit()),
+            key=lambda p: p.name,
+            reverse=True,
+        )
+        for year in years:
+            days = sorted((p for p in year.iterdir() if _DAY_FILE.match(p.name)), reverse=True)
+            yield from (p for p in days if p.name.startswith(year.name))
 
     def files(self) -> list[Path]:
         """Return every day file, oldest first."""

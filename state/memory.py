@@ -25,18 +25,18 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from filelock import FileLock
 
 from nodes import memory_kernel as mk
+from nodes.facts import extract_facts, slot_phrase
 from state.embeddings import MiniLMEmbedder
 from state.journal import MemoryJournal, ReadReport
 from state.records import AUTHORS, Author, MemoryEntry
-from state.self_state import utc_now
-from state.tiers import TIERS_FILE, MemoryTiers, TierError
+from state.tiers import TIERS_FILE, USER_ENTITY, MemoryTiers, SlotOutcome, TierError
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -48,8 +48,9 @@ RETRIEVABLE: tuple[Author, ...] = ("self", "goal", "external")
 DEFAULT_RECENT = 5
 VECTOR_POOL = 30  # semantic candidates fetched before re-ranking (at least 3k)
 LEXICAL_POOL = 20  # lexical candidates fetched before re-ranking
+BELIEF_MATCH = 0.45  # a query this similar to a belief's description recalls its sources
 
-HitSource = Literal["recent", "semantic", "lexical", "both"]
+HitSource = Literal["recent", "semantic", "lexical", "belief", "both"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class MemoryStore:
         self._pending: list[MemoryEntry] = []
         self._index_lock = threading.Lock()
         self._tiers: MemoryTiers | None = None
+        self._phrases: dict[str, Any] = {}
 
     @property
     def tiers(self) -> MemoryTiers:
@@ -99,9 +101,44 @@ class MemoryStore:
 
         ``metadata`` may carry ``author`` (default ``external``), ``weight``, ``situation``; any
         other keys are kept in the entry's ``meta``. With ``defer_index`` the entry is in the
-        ledger at once and indexed with the next index operation (or ``flush()``).
+        ledger at once and indexed with the next index operation (or ``flush()``). An untainted
+        ``external`` memory (what the user says) also goes through ``classify``.
         """
-        return self.add_entry(text, metadata=metadata, defer_index=defer_index).id
+        entry = self.add_entry(text, metadata=metadata, defer_index=defer_index)
+        self.classify(entry)
+        return entry.id
+
+    def classify(
+        self, entry: MemoryEntry, *, min_observations: int = mk.MIN_INDEPENDENT_OBSERVATIONS
+    ) -> list[SlotOutcome]:
+        """Record the first-person facts of an untainted user memory as belief observations.
+
+        The pipeline's classify → contradiction check → belief update (§14.2) for what the user
+        says: a primary, first-hand observation (§16.1 direct quote, 0.95) of the user entity.
+        A differing value contradicts the current one, which is superseded and stays in
+        history; memories asserting superseded values rank lower from then on.
+        """
+        if entry.tainted or entry.author != "external":
+            return []
+        outcomes = []
+        for fact in extract_facts(entry.description):
+            outcomes.append(
+                self.tiers.observe(
+                    entity_id=USER_ENTITY,
+                    slot_key=fact.slot_key,
+                    value=fact.value,
+                    observation=mk.Observation(
+                        memory_id=entry.id,
+                        source_ref=f"lumen:memory:{entry.id}",
+                        author="local",
+                        observed=entry.timestamp,
+                        quality="primary",
+                    ),
+                    confidence=mk.initial_confidence("chat", "primary", ()),
+                    min_observations=min_observations,
+                )
+            )
+        return outcomes
 
     def add_entry(
         self, text: str, *, metadata: dict[str, Any] | None = None, defer_index: bool = False
@@ -171,16 +208,22 @@ class MemoryStore:
         """Embed texts, reusing vectors computed earlier in this process."""
         import numpy as np
 
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if missing:
-            for text, vector in zip(missing, MiniLMEmbedder.shared().embed(missing), strict=True):
-                self._vectors[text] = vector
-            if len(self._vectors) > VECTOR_CACHE:
-                for stale in list(self._vectors)[: len(self._vectors) - VECTOR_CACHE]:
-                    del self._vectors[stale]
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([self._vectors[t] for t in texts])
+        found = {t: self._vectors[t] for t in dict.fromkeys(texts) if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            for start in range(0, len(missing), 256):
+                chunk = missing[start : start + 256]
+                found.update(zip(chunk, MiniLMEmbedder.shared().embed(chunk), strict=True))
+        result = np.stack([found[t] for t in texts])
+        # Cache only what fits; the batch itself never depends on the cache (large flushes).
+        for text in missing[-VECTOR_CACHE:]:
+            self._vectors[text] = found[text]
+        if len(self._vectors) > VECTOR_CACHE:
+            for stale in list(self._vectors)[: len(self._vectors) - VECTOR_CACHE]:
+                del self._vectors[stale]
+        return result
 
     def search(
         self,
@@ -189,7 +232,6 @@ class MemoryStore:
         *,
         recent: int = DEFAULT_RECENT,
         authors: tuple[Author, ...] | None = None,
-        now: datetime | None = None,
     ) -> list[Hit]:
         """Return the ``k`` best memories for ``query`` by the full ranking, best first.
 
@@ -222,19 +264,57 @@ class MemoryStore:
         lexical = self._lexical_candidates(query, pool, readable)
         for cand in lexical.values():
             pool.setdefault(cand.id, cand)
-        return self._rank(query_vec, pool, lexical, readable, k, now or utc_now())
+        beliefs = self._belief_matches(query_vec)
+        missing = [mid for mid in beliefs if mid not in pool]
+        for cand in self._fetch(missing, "belief"):
+            pool[cand.id] = cand
+        return self._rank(query_vec, pool, lexical, beliefs, readable, k)
+
+    def _belief_matches(self, query_vec: Any) -> dict[str, float]:
+        """Return memories that support a current belief slot the query is about (§18 R1).
+
+        Each current slot of the user is described in words ("the city where I live: Porto");
+        when the query matches that description, the memories that assert the current value
+        become candidates with that match as their relevance. Beliefs index memories by
+        meaning, so a correction phrased unlike the question is still found.
+        """
+        slots = self.tiers.current_slots(USER_ENTITY)
+        if not slots:
+            return {}
+        phrases = [f"{slot_phrase(s.slot_key)}: {s.value}" for s in slots]
+        sims = self._phrase_vectors(phrases) @ query_vec
+        matches: dict[str, float] = {}
+        for slot, sim in zip(slots, sims, strict=True):
+            if float(sim) < BELIEF_MATCH:
+                continue
+            for mid in self.tiers.supporting_memories(slot.id):
+                matches[mid] = max(matches.get(mid, 0.0), float(sim))
+        return matches
+
+    def _phrase_vectors(self, phrases: list[str]) -> Any:
+        """Embed belief descriptions, cached apart from the memory-text cache."""
+        import numpy as np
+
+        missing = [p for p in dict.fromkeys(phrases) if p not in self._phrases]
+        if missing:
+            self._phrases.update(zip(missing, MiniLMEmbedder.shared().embed(missing), strict=True))
+        return np.stack([self._phrases[p] for p in phrases])
+
+    def _fetch(self, ids: list[str], source: HitSource) -> list[_Candidate]:
+        """Fetch indexed memories by id, with their vectors."""
+        if not ids:
+            return []
+        got = self._open_collection().get(ids=ids, include=["documents", "metadatas", "embeddings"])
+        return _candidates(got["ids"], got, nested=False, source=source)
 
     def _semantic_candidates(
         self, query_vec: Any, n: int, authors: tuple[Author, ...] | None
     ) -> list[_Candidate]:
-        collection = self._open_collection()
-        total = collection.count()
-        if not total:
-            return []
+        # No count() first: Chroma returns fewer than n_results when it holds fewer.
         where: Any = {"author": {"$in": list(authors)}} if authors else None
-        result = collection.query(
+        result = self._open_collection().query(
             query_embeddings=[query_vec.tolist()],
-            n_results=min(n, total),
+            n_results=n,
             where=where,
             include=["documents", "metadatas", "embeddings"],
         )
@@ -251,14 +331,7 @@ class MemoryStore:
             zip([mid for mid, _ in found], mk.normalise_bm25([b for _, b in found]), strict=True)
         )
         missing = [mid for mid in strengths if mid not in pool]
-        fetched: dict[str, _Candidate] = {}
-        if missing:
-            got = self._open_collection().get(
-                ids=missing, include=["documents", "metadatas", "embeddings"]
-            )
-            for cand in _candidates(got["ids"], got, nested=False, source="lexical"):
-                if cand.author in readable:
-                    fetched[cand.id] = cand
+        fetched = {c.id: c for c in self._fetch(missing, "lexical") if c.author in readable}
         out = {}
         for mid, strength in strengths.items():
             found_cand = pool.get(mid) or fetched.get(mid)
@@ -271,9 +344,9 @@ class MemoryStore:
         query_vec: Any,
         pool: dict[str, _Candidate],
         lexical: dict[str, _Candidate],
+        beliefs: dict[str, float],
         readable: tuple[Author, ...],
         k: int,
-        now: datetime,
     ) -> list[Hit]:
         import numpy as np
 
@@ -288,14 +361,17 @@ class MemoryStore:
         matrix = np.stack([c.vector for c in cands])
         cosines = matrix @ query_vec
         restated = _restated(cands, matrix, cosines)
+        # Recency is relative to the newest candidate: what matters is which of the competing
+        # memories is later, not how long the store sat unused.
+        newest = max(c.epoch for c in cands)
         hits = []
         for cand, cosine in zip(cands, cosines, strict=True):
             doc = info.get(cand.id)
             lex = lexical.get(cand.id)
             signals = mk.RankSignals(
-                cosine=float(cosine),
+                cosine=max(float(cosine), beliefs.get(cand.id, 0.0)),
                 lexical=lex.lexical if lex else 0.0,
-                age=now - datetime.fromtimestamp(cand.epoch, tz=now.tzinfo),
+                age=timedelta(seconds=newest - cand.epoch),
                 importance=doc.importance if doc else cand.weight,
                 weight=doc.weight if doc else cand.weight,
                 contradictions=doc.contradictions if doc else 0,
@@ -309,7 +385,7 @@ class MemoryStore:
                     text=cand.text,
                     score=mk.rank_score(signals),
                     author=cand.author,
-                    timestamp=datetime.fromtimestamp(cand.epoch, tz=now.tzinfo).isoformat(),
+                    timestamp=datetime.fromtimestamp(cand.epoch, tz=UTC).isoformat(),
                     source="both" if (lex and cand.source != "lexical") else cand.source,
                     tainted=cand.tainted,
                     superseded=signals.superseded,
@@ -390,10 +466,11 @@ class MemoryStore:
             chunk = entries[start : start + 500]
             present = set(collection.get(ids=[e.id for e in chunk], include=[])["ids"])
             missing.extend(e for e in chunk if e.id not in present)
+        forgotten = self.tiers.tombstoned([e.id for e in missing])
+        missing = [e for e in missing if e.id not in forgotten]  # forgetting outlives a rebuild
         mirrored = self.tiers.has_docs([e.id for e in entries])
-        unmirrored = [
-            e for e in entries if e.id not in mirrored and e.id not in {m.id for m in missing}
-        ]
+        being_indexed = {e.id for e in missing}
+        unmirrored = [e for e in entries if e.id not in mirrored and e.id not in being_indexed]
         with self._index_lock:
             self._index(missing)
             self.tiers.index_docs([_doc_row(e) for e in unmirrored])

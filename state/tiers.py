@@ -42,6 +42,8 @@ SlotStatus = Literal["working", "promoted", "contested", "superseded", "demoted"
 CURRENT_STATUSES = ("working", "promoted")
 EdgeKind = Literal["reinforcement", "causal", "contradiction"]
 EDGE_KINDS: tuple[EdgeKind, ...] = ("reinforcement", "causal", "contradiction")
+USER_ENTITY = "channel:chat:sender:local"
+"""The person talking to Lumen (``lumen chat``; one local user), by the §15 scheme."""
 RECONCILE_THRESHOLD = 0.6  # MSCP §5.1 "Contradiction threshold: 0.6 → triggers reconciliation"
 
 _SCHEMA = """
@@ -469,6 +471,8 @@ class MemoryTiers:
         out: dict[str, DocInfo] = {}
         for mid, author, epoch, tainted, risky, weight, importance, tomb in rows:
             superseded, contradictions = slots.get(mid, (False, 0))
+            if mid in slots:  # it asserted a belief slot: user-specific (§16.1 0.80+)
+                importance = max(importance, mk.USER_IMPORTANCE)
             out[mid] = DocInfo(
                 id=mid,
                 author=author,
@@ -1278,13 +1282,14 @@ class MemoryTiers:
                 continue
             pair = sorted((a, b), key=lambda n: (n.identity_linked, n.weight))
             target = pair[0]
-            self.rewrite_belief(
+            after = self.rewrite_belief(
                 target.id,
                 -MAX_BELIEF_REWRITE * strength,
                 cycle=cycle,
                 why=f"reconciliation: contradicts {pair[1].id} (strength {strength:.2f})",
             )
-            rewritten.append(target.id)
+            if after != target.weight:  # this cycle's allowance may already be spent
+                rewritten.append(target.id)
         return rewritten
 
     # ------------------------------------------------------------------ trail
@@ -1314,6 +1319,19 @@ class MemoryTiers:
             )
             for r in rows
         ]
+
+    def supporting_memories(self, slot_value_id: str) -> list[str]:
+        """Return the (not forgotten) memories whose observations support a slot version."""
+        rows = (
+            self._db()
+            .execute(
+                "SELECT DISTINCT memory_id FROM observations WHERE slot_value_id = ? AND memory_id"
+                " NOT IN (SELECT memory_id FROM tombstones)",
+                (slot_value_id,),
+            )
+            .fetchall()
+        )
+        return [str(r[0]) for r in rows]
 
     def slot_ids_for(self, memory_id: str) -> list[str]:
         """Return the slot versions a memory supported."""

@@ -151,3 +151,11 @@ def test_forget_hides_from_search_but_keeps_the_ledger(deps: Deps) -> None:
     events = deps.store.tiers.events(ref=gone)
     assert {e.kind for e in events} == {"SoftDeleted", "TombstoneWritten"}
     assert json.dumps(events[0].data) == '{"reason": "wrong place"}'
+
+
+def test_rebuilding_the_index_does_not_resurrect_forgotten_memories(deps: Deps) -> None:
+    gone = deps.store.add("The old wifi password was hunter2.")
+    deps.store.forget(gone, "secret")
+    deps.store._open_collection().delete(ids=[gone])  # as if the index were rebuilt from scratch
+    assert deps.store.sync_index() == 0
+    assert gone not in [h.id for h in deps.store.search("wifi password", k=5)]

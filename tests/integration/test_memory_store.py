@@ -53,3 +53,14 @@ def test_search_filters_by_author(tmp_path: Path) -> None:
     store.add("I recalled a walk by the river", metadata={"author": "self"})
     hits = store.search("recalled memories", k=5, recent=5, authors=("self",))
     assert [h.author for h in hits] == ["self"]
+
+
+def test_large_flush_indexes_every_entry(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    for n in range(700):  # more than the embedding cache holds
+        store.add(f"note number {n} about topic {n % 13}", defer_index=True)
+    assert len(store.flush()) == 700
+    assert store.index_count() == 700
+    store.add("note number 3 about topic 3", defer_index=True)  # a text embedded before
+    store.flush()
+    assert store.index_count() == 701

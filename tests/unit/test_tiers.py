@@ -240,3 +240,12 @@ def test_fingerprint_dedup(tiers: MemoryTiers) -> None:
     assert tiers.near_duplicate("feed:x:author:a", fp, 0.9) == "m1"
     assert tiers.near_duplicate("feed:x:author:b", fp, 0.9) is None  # independent origin
     assert tiers.seen_signal_ref("https://x/1") == "m1"
+
+
+def test_reconciliation_reports_only_real_rewrites(tiers: MemoryTiers) -> None:
+    tiers.add_belief("a", "Speed is more important", 0.45)
+    tiers.add_belief("b", "Safety is non-negotiable", 0.98)
+    tiers.link("a", "b", "contradiction", 1.0)
+    assert tiers.reconcile(cycle="same") == ["a"]
+    assert tiers.reconcile(cycle="same") == []  # the cycle's 0.1 allowance is spent
+    assert tiers.belief("a").weight == pytest.approx(0.35)  # type: ignore[union-attr]

@@ -1,0 +1,49 @@
+"""Memory that corrects itself, through `lumen chat` on the real embedded model.
+
+The beliefs come from the kernel's pipeline, not from the model's whims: whatever the tiny model
+replies, a stated fact becomes a belief slot, a correction supersedes it (kept in history), the
+next turn's context carries the current value, and `lumen beliefs` / `memory search` show it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graph.cli import main
+from state.instance import Instance
+from state.memory import MemoryStore
+from state.tiers import USER_ENTITY
+
+pytestmark = pytest.mark.model
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_a_correction_in_chat_supersedes_the_belief(
+    instance: Instance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "chat", "--once", "I live in Lisbon.", "--json")
+    run(capsys, "chat", "--once", "Actually, I moved to Porto last month.", "--json")
+    turn = json.loads(run(capsys, "chat", "--once", "Where do I live now?", "--json"))
+    assert turn["reply"].strip()
+
+    store = MemoryStore(instance.memory_dir, index_path=instance.chroma_dir)
+    slot = store.tiers.resolve_slot(USER_ENTITY, "user.profile.location")
+    assert slot is not None and slot.value == "Porto"
+    history = {(h.value, h.status) for h in store.tiers.slot_history(USER_ENTITY)}
+    assert ("Lisbon", "superseded") in history
+
+    beliefs = json.loads(run(capsys, "beliefs", "--history", "--json"))
+    assert any(s["value"] == "Porto" for s in beliefs["slots"])
+    hits = json.loads(run(capsys, "memory", "search", "which city do I live in", "--json"))
+    texts = [h["text"] for h in hits]
+    assert texts.index("Actually, I moved to Porto last month.") < texts.index("I live in Lisbon.")
+    for claim in store.tiers.claims():  # whatever Tier C inferred from the real model
+        assert claim.confidence <= 0.70 and claim.provenance
