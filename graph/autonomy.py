@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from graph.checkpoints import sqlite_saver
+from graph.checkpoints import open_checkpointer
 from graph.cycle_builder import build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
 from graph.maintenance import maintain, maintenance_due
@@ -30,7 +30,7 @@ class RunReport:
 @contextmanager
 def autonomy_graphs(deps: Deps) -> Iterator[tuple[Any, Any]]:
     """Yield the compiled ``cycle`` and ``reflect`` graphs on the instance's checkpoint DB."""
-    with sqlite_saver(deps.instance.checkpoint_db) as saver:
+    with open_checkpointer(deps.instance, deps.config) as saver:
         yield (
             build_cycle_graph(deps).compile(checkpointer=saver, name="cycle"),
             build_reflect_graph(deps).compile(checkpointer=saver, name="reflect"),

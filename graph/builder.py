@@ -18,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from graph import routes
 from graph.deps import Deps
 from nodes import act, consolidate, deliberate, perceive
+from state.snapshot import take_snapshot
 from state.turn import StepRecord, TurnInput, TurnState
 
 NodeFn = Callable[..., dict[str, Any]]
@@ -86,6 +87,11 @@ FLUSH_AFTER = frozenset(
 """Steps after which buffered kernel memories are written (each subgraph's possible last step)."""
 
 
+SNAPSHOT_STEPS = frozenset({"recurrence_closure", "cycle_end", "review", "apply"})
+"""The steps after which a run's self is complete: the last of ``turn``, ``cycle`` and ``reflect``
+(``review`` covers a reflection that finds nothing to do; ``apply`` overwrites it otherwise)."""
+
+
 def instrument(
     name: str, fn: NodeFn, deps: Deps, situation: str = "turn"
 ) -> Callable[[Any], dict[str, Any]]:
@@ -102,6 +108,8 @@ def instrument(
         except BaseException:
             deps.flush_kernel_log()
             raise
+        if name in SNAPSHOT_STEPS:  # the run's last step: who am I now (each checkpoint keeps it)
+            update["snapshot"] = take_snapshot(deps.instance, deps.store)
         ms = round((time.perf_counter() - started) * 1000, 3)
         skipped = update.pop("skipped", None)
         note = str(update.pop("note", ""))

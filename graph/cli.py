@@ -545,6 +545,18 @@ app.add_typer(memory_app, name="memory")
 app.command("beliefs")(beliefs_command)
 app.command("maintain")(maintain_command)
 
+from graph import timeline_cli  # noqa: E402 - history, show, diff, replay, fork
+
+timeline_cli.register(app)
+
+from graph.audit_cli import register as register_audit  # noqa: E402 - lumen audit …
+
+register_audit(app)
+
+from graph.ops_cli import prune  # noqa: E402 - lumen prune
+
+app.command("prune")(prune)
+
 guard_app = typer.Typer(
     help="Run the guards on JSONL from stdin (no model needed).", no_args_is_help=True
 )

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from graph.builder import build_turn_graph
-from graph.checkpoints import sqlite_saver
+from graph.checkpoints import open_checkpointer
 from graph.deps import Deps
 from state.turn import TurnInput, TurnState
 
@@ -17,7 +17,7 @@ DEFAULT_THREAD = "main"
 @contextmanager
 def turn_runner(deps: Deps) -> Iterator[Any]:
     """Yield the ``turn`` graph compiled with ``SqliteSaver`` on the instance's checkpoint DB."""
-    with sqlite_saver(deps.instance.checkpoint_db) as saver:
+    with open_checkpointer(deps.instance, deps.config) as saver:
         yield build_turn_graph(deps).compile(checkpointer=saver, name="turn")
 
 

@@ -34,6 +34,9 @@ PERSONAL_CLAIM = re.compile(
     re.IGNORECASE,
 )
 
+TOOL_USE_KEPT = 12
+"""Tool uses kept in the self (the loop reads the last three; checkpoints stay bounded)."""
+
 
 def unsupported_personal_claims(draft: str, sources: list[str]) -> list[str]:
     """Return sentences that assert facts about the user, our past or my identity without support.
@@ -148,7 +151,7 @@ def optional_tool_calls(state: TurnState, *, deps: Deps) -> Update:
     me.self_state.tools.use_log = [
         *me.self_state.tools.use_log,
         _use(choice.tool, choice.breakdown, f"{result.status}: {summary}"),
-    ][-60:]
+    ][-TOOL_USE_KEPT:]
     update: Update = {
         "tool_calls": [*state.tool_calls, call],
         "tool_choice": None,

@@ -27,10 +27,10 @@ from graph.thinking import think_json
 from nodes import mscp
 from nodes.tools import candidates as cue_candidates
 from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
-from state.files import atomic_write_json, load_goals, load_values
+from state.files import append_jsonl, atomic_write_json, load_goals, load_values
 from state.permissions import DataWriter
 from state.records import GoalStatus
-from state.self_state import IDENTITY_DIMENSIONS
+from state.self_state import IDENTITY_DIMENSIONS, utc_now
 
 Update = dict[str, object]
 CYCLE_COST = 0.15
@@ -633,41 +633,98 @@ def self_update(state: CycleState, *, deps: Deps) -> Update:
                     },
                 ][-20:]
     drift = " DRIFT" if step.drift else ""
-    return {"me": me, "note": f"δ_id={step.delta:.4f} hash {step.identity_hash}{drift}"}
+    return {
+        "me": me,
+        "drift": step.drift,
+        "note": f"δ_id={step.delta:.4f} hash {step.identity_hash}{drift}",
+    }
 
 
 def value_lock_check(state: CycleState, *, deps: Deps) -> Update:
     """Re-hash the core values; a mismatch is a critical alert and routes to rollback."""
     values = load_values(deps.instance.values_file)
     now = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
-    if now == state.value_hash:
+    if now == state.value_hash and not state.drift:
         return {"value_lock": "valid", "note": f"value hash {now} intact"}
+    if now == state.value_hash:  # values intact, but the identity drifted past θ_drift
+        delta = _me(state).stability.identity_delta
+        reason = f"identity drift past {mscp.DRIFT_THRESHOLD} (δ_id {delta:.3f})"
+        kind = "IdentityDrift"
+    else:
+        reason = f"value lock broken ({state.value_hash} -> {now})"
+        kind = "ValueLockBroken"
     DataWriter(deps.instance, state.kind).remember(
-        f"CRITICAL: value lock broken ({state.value_hash} -> {now}); rolling back",
-        author="kernel",
-        situation="cycle",
-        kind="ValueLockBroken",
+        f"CRITICAL: {reason}; rolling back", author="kernel", situation="cycle", kind=kind
     )
-    return {"value_lock": "rollback", "note": f"value hash changed {state.value_hash} -> {now}"}
+    return {"value_lock": "rollback", "rollback_reason": reason, "note": reason}
 
 
 def rollback(state: CycleState, *, deps: Deps) -> Update:
-    """Restore values.json and the identity vector from the snapshot taken before the update."""
+    """Restore the self from the last stable checkpoint (C(t) under the stabilization threshold).
+
+    The restored self is the last checkpoint snapshot whose C(t) was below ``STABILIZATION_ON``
+    (0.7, where stabilization would begin): values, goals, soul and ``self.json``. The rejected
+    self is kept inspectable — its checkpoints stay in history and its snapshot is appended to
+    ``data/metacog/rollbacks.jsonl`` — and the reason is written as ``kernel`` and ``self``
+    memories. With no stable checkpoint (a fresh instance), values and identity come back from
+    this cycle's pre-update snapshot.
+    """
+    from graph.timeline import last_stable_checkpoint, restore_self
+    from state.snapshot import restored_self, take_snapshot
+
     me = _me(state)
+    reason = state.rollback_reason or "value lock broken"
+    rejected = take_snapshot(deps.instance, deps.store)
+    stable = last_stable_checkpoint(deps.instance, mscp.STABILIZATION_ON)
+    writer = DataWriter(deps.instance, state.kind)
     # The kernel itself restores: this is a safety write, not a loop's, so it bypasses the loop
     # permission table deliberately and records why.
-    atomic_write_json(
-        deps.instance.values_file, [v.model_dump(mode="json") for v in state.values_snapshot]
+    if stable is not None and stable.snapshot is not None:
+        restore_self(deps.instance, stable.snapshot)
+        restored = restored_self(me, stable.snapshot)
+        autonomy = me.autonomy.model_copy(update={"rollbacks": me.autonomy.rollbacks + 1})
+        me = restored.model_copy(update={"autonomy": autonomy})
+        source = f"checkpoint {stable.checkpoint_id} (C(t) {stable.snapshot.composite:.3f})"
+        target = stable.checkpoint_id
+    else:
+        atomic_write_json(
+            deps.instance.values_file, [v.model_dump(mode="json") for v in state.values_snapshot]
+        )
+        me.identity = me.identity.model_validate(state.identity_snapshot)
+        me.autonomy.rollbacks += 1
+        source = "this cycle's pre-update snapshot (no stable checkpoint yet)"
+        target = ""
+    values = load_values(deps.instance.values_file)
+    new_hash = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+    append_jsonl(
+        deps.instance.metacog_dir / "rollbacks.jsonl",
+        {
+            "ts": utc_now().isoformat(),
+            "reason": reason,
+            "restored_from": target or "cycle-snapshot",
+            "rejected": rejected.model_dump(mode="json", exclude={"self_core", "soul"}),
+        },
     )
-    me.identity = me.identity.model_validate(state.identity_snapshot)
-    me.autonomy.rollbacks += 1
-    DataWriter(deps.instance, state.kind).remember(
-        "Rollback: values.json and the identity vector restored from the pre-update snapshot",
+    writer.remember(
+        f"Rollback ({reason}): self restored from {source}; rejected self kept in"
+        " data/metacog/rollbacks.jsonl",
         author="kernel",
         situation="cycle",
         kind="Rollback",
     )
-    return {"me": me, "status": "rollback", "note": "restored pre-update snapshot"}
+    writer.remember(
+        f"I rolled my values, goals and identity back to {source} because of {reason}.",
+        author="self",
+        situation="cycle",
+        kind="Rollback",
+    )
+    return {
+        "me": me,
+        "status": "rollback",
+        "value_hash": new_hash,
+        "rolled_back_to": target,
+        "note": f"restored {source}",
+    }
 
 
 def rollback_check(state: CycleState, *, deps: Deps) -> Update:

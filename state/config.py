@@ -4,12 +4,15 @@ Environment variables win over the file so a user can point one instance at a ho
 single command: ``LUMEN_LLM_PROVIDER``, ``LUMEN_LLM_MODEL``, ``LUMEN_LLM_BASE_URL``,
 ``LUMEN_LLM_API_KEY_ENV`` (name of the variable holding the key, default ``OPENAI_API_KEY``),
 ``LUMEN_LLM_MODEL_PATH`` (a GGUF file for the embedded backend) and ``LUMEN_LLM_THREADS``.
+Scale-out settings have their own: ``LUMEN_CHECKPOINTS`` (``sqlite`` or ``postgres``),
+``LUMEN_POSTGRES_URL`` and ``LUMEN_CHROMA_URL``.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -81,6 +84,19 @@ class MemoryConfig(BaseModel):
     """Tier C: one batched LLM pass over a turn's new user memories after the reply is shown."""
     maintenance_hours: float = Field(default=24.0, gt=0.0)
     """``lumen run`` runs memory maintenance when the last run is older than this."""
+    chroma_url: str = ""
+    """A Chroma server (``http://127.0.0.1:8000``); empty = the embedded index under ``.lumen/``."""
+
+
+class CheckpointsConfig(BaseModel):
+    """Where LangGraph checkpoints (turn, cycle and reflect threads) are stored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    """``sqlite``: ``.lumen/checkpoints.sqlite``; ``postgres``: the server at ``postgres_url``."""
+    postgres_url: str = ""
+    """A libpq URL or conninfo string, e.g. ``postgresql://lumen:secret@127.0.0.1:5432/lumen``."""
 
 
 class ShellSkillConfig(BaseModel):
@@ -139,6 +155,7 @@ class Config(BaseModel):
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     guard: GuardConfig = Field(default_factory=GuardConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
 
 ENV_OVERRIDES: dict[str, str] = {
@@ -149,6 +166,13 @@ ENV_OVERRIDES: dict[str, str] = {
     "LUMEN_LLM_MODEL_PATH": "model_path",
     "LUMEN_LLM_THREADS": "threads",
 }
+
+SECTION_ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "LUMEN_CHECKPOINTS": ("checkpoints", "backend"),
+    "LUMEN_POSTGRES_URL": ("checkpoints", "postgres_url"),
+    "LUMEN_CHROMA_URL": ("memory", "chroma_url"),
+}
+"""Environment variables for settings outside ``[llm]``: variable -> (section, key)."""
 
 DEFAULT_CONFIG_TOML = """\
 # Lumen instance configuration. Environment variables LUMEN_LLM_* override [llm].
@@ -178,6 +202,7 @@ autonomous = { min = 0.0, max = 0.3 }
 [memory]
 recent = 5       # N most recent memories in each retrieval
 semantic_k = 5   # top-K semantic matches in each retrieval
+chroma_url = ""  # a Chroma server, e.g. "http://127.0.0.1:8000"; empty = the embedded index
 
 # The shell skill is off by default; when on, only these programs may run (argv, never a shell).
 [skills.shell]
@@ -199,6 +224,13 @@ max_actions_per_hour = 120
 max_cost_per_day = 1.0
 autonomous_shell = false         # autonomy never runs shell unless this is true
 autonomous_skill_authoring = false
+
+# Where LangGraph checkpoints live. "sqlite" = .lumen/checkpoints.sqlite; "postgres" = the server at
+# postgres_url, e.g. "postgresql://lumen:secret@127.0.0.1:5432/lumen".
+# Environment: LUMEN_CHECKPOINTS, LUMEN_POSTGRES_URL.
+[checkpoints]
+backend = "sqlite"
+postgres_url = ""
 """
 
 
@@ -216,8 +248,18 @@ def load_config(path: Path, env: dict[str, str] | None = None) -> Config:
         if environ.get(var):
             llm[key] = environ[var]
     raw["llm"] = llm
+    _apply_section_overrides(raw, environ)
     try:
         return Config.model_validate(raw)
     except ValidationError as exc:
         source = path if path.exists() else Path("environment")
         raise DataFileError.from_validation(source, exc) from exc
+
+
+def _apply_section_overrides(raw: dict[str, object], environ: Mapping[str, str]) -> None:
+    """Overlay ``SECTION_ENV_OVERRIDES`` onto the raw config tables (set variables only)."""
+    for var, (section, key) in SECTION_ENV_OVERRIDES.items():
+        if environ.get(var):
+            table = dict(raw.get(section, {}) or {})  # type: ignore[call-overload]
+            table[key] = environ[var]
+            raw[section] = table

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from state.records import GoalRecord, ValueRecord
 from state.self_state import Self
+from state.snapshot import SelfSnapshot
 from state.turn import StepRecord
 
 CycleKind = Literal["action", "explore"]
@@ -60,6 +61,7 @@ class CycleState(CycleInput):
     """Everything one cycle reads and writes."""
 
     me: Self | None = None
+    snapshot: SelfSnapshot | None = None
     goals: list[YearGoal] = Field(default_factory=list)
     values: list[ValueRecord] = Field(default_factory=list)
     values_snapshot: list[ValueRecord] = Field(default_factory=list)
@@ -82,6 +84,9 @@ class CycleState(CycleInput):
     composite: float = 0.0
     convergence: Literal["converging", "stabilize"] = "converging"
     value_lock: Literal["valid", "rollback"] = "valid"
+    drift: bool = False
+    rollback_reason: str = ""
+    rolled_back_to: str = ""
     restored: bool = False
     depth2: bool = False
     goal_completed: bool = False
@@ -116,6 +121,7 @@ class ReflectState(ReflectInput):
     """Everything one reflection reads and writes."""
 
     me: Self | None = None
+    snapshot: SelfSnapshot | None = None
     review: str = ""
     reviewed: int = 0
     proposals: list[Proposal] = Field(default_factory=list)

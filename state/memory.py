@@ -72,11 +72,22 @@ class Hit:
 class MemoryStore:
     """Append-only memory with semantic + recency retrieval."""
 
-    def __init__(self, path: str | Path, *, index_path: str | Path | None = None) -> None:
-        """Open or create a store whose ledger lives in ``path``."""
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        index_path: str | Path | None = None,
+        chroma_url: str | None = None,
+    ) -> None:
+        """Open or create a store whose ledger lives in ``path``.
+
+        With ``chroma_url`` (``http://host:port``) the vectors live on that Chroma server
+        instead of the embedded index under ``index_path``.
+        """
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.index_path = Path(index_path) if index_path else self.path / ".index"
+        self.chroma_url = chroma_url or None
         self.journal = MemoryJournal(self.path)
         self._collection: Collection | None = None
         self._vectors: dict[str, Any] = {}
@@ -512,11 +523,28 @@ class MemoryStore:
             import chromadb
             from chromadb.config import Settings
 
-            self.index_path.mkdir(parents=True, exist_ok=True)
-            client = chromadb.PersistentClient(
-                path=str(self.index_path),
-                settings=Settings(anonymized_telemetry=False, allow_reset=False),
-            )
+            settings = Settings(anonymized_telemetry=False, allow_reset=False)
+            if self.chroma_url:
+                from urllib.parse import urlsplit
+
+                from state.errors import LumenError
+
+                url = urlsplit(self.chroma_url)
+                try:
+                    client: Any = chromadb.HttpClient(
+                        host=url.hostname or "127.0.0.1",
+                        port=url.port or (443 if url.scheme == "https" else 8000),
+                        ssl=url.scheme == "https",
+                        settings=settings,
+                    )
+                except Exception as exc:  # chromadb raises plain exceptions when unreachable
+                    raise LumenError(
+                        f"cannot reach the Chroma server at {self.chroma_url}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                    ) from None
+            else:
+                self.index_path.mkdir(parents=True, exist_ok=True)
+                client = chromadb.PersistentClient(path=str(self.index_path), settings=settings)
             self._collection = client.get_or_create_collection(
                 COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
             )

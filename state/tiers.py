@@ -271,6 +271,14 @@ class DocInfo:
     contradictions: int
 
 
+def _fold(text: str) -> str:
+    """Case-fold and strip diacritics the way the FTS tokenizer (remove_diacritics 2) does."""
+    import unicodedata
+
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def normalise_value(value: str) -> str:
     """Normalise a slot value for comparison (case, spacing, punctuation, leading article)."""
     words = re.findall(r"[^\W_]+", value.casefold())
@@ -299,6 +307,10 @@ class MemoryTiers:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA busy_timeout=30000")
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_vocab"
+                " USING fts5vocab(main, 'docs_fts', 'row')"
+            )
             self._local.db = db
         return db
 
@@ -364,6 +376,10 @@ class MemoryTiers:
                     added += 1
         return added
 
+    def _approx_docs(self) -> int:
+        """Return the mirror's size without a scan (rows are only ever appended)."""
+        return int(self._db().execute("SELECT COALESCE(max(rowid), 0) FROM docs").fetchone()[0])
+
     def doc_count(self) -> int:
         """Return how many memories the lexical mirror holds."""
         return int(self._db().execute("SELECT count(*) FROM docs").fetchone()[0])
@@ -372,30 +388,25 @@ class MemoryTiers:
         """Return which of ``ids`` the lexical mirror holds."""
         return {row[0] for row in self._select_in("SELECT id FROM docs WHERE id IN ({})", ids)}
 
-    def lexical(self, query: str, limit: int, *, max_df: float = 0.05) -> list[tuple[str, float]]:
+    def lexical(self, query: str, limit: int, *, max_df: float = 0.01) -> list[tuple[str, float]]:
         """Return ``(id, bm25)`` for the best lexical matches (bm25: lower is better).
 
         Query words become an OR of quoted FTS5 terms; words found in more than ``max_df`` of the
         documents (when the mirror is large) are dropped so common words cannot swamp the scan.
         """
-        words = [w for w in dict.fromkeys(re.findall(r"[^\W_]{2,}", query.casefold()))]
+        words = list(dict.fromkeys(re.findall(r"[^\W_]{2,}", _fold(query))))
         words = [w for w in words if w not in _STOPWORDS][:12]
         if not words or limit <= 0:
             return []
         db = self._db()
-        total = self.doc_count()
-        if total > 2000:
+        total = self._approx_docs()
+        if total > 2000:  # document frequencies from the FTS index itself (fts5vocab)
             ceiling = max(int(total * max_df), 50)
-            kept = []
-            for word in words:
-                probe = db.execute(
-                    "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?"
-                    " LIMIT ?)",
-                    (f'"{word}"', ceiling + 1),
-                ).fetchone()[0]
-                if 0 < probe <= ceiling:
-                    kept.append(word)
-            words = kept
+            marks = ",".join("?" * len(words))
+            frequency = dict(
+                db.execute(f"SELECT term, doc FROM temp.docs_vocab WHERE term IN ({marks})", words)
+            )
+            words = [w for w in words if 0 < frequency.get(w, 0) <= ceiling]
         if not words:
             return []
         expr = " OR ".join(f'"{w}"' for w in words)

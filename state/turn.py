@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from state.self_state import Self, Unit, utc_now
+from state.snapshot import SelfSnapshot
 
 HISTORY_TURNS = 6
 """Exchanges kept in graph state; older ones live only in the memory ledger."""
@@ -128,6 +129,7 @@ class TurnState(TurnInput):
     turn_index: int = 0
     tainted: bool = False
     me: Self | None = None
+    snapshot: SelfSnapshot | None = None
     history: list[Exchange] = Field(default_factory=list, max_length=HISTORY_TURNS)
     context_memories: list[str] = Field(default_factory=list)
     surface: Surface = Field(default_factory=Surface)

@@ -17,7 +17,14 @@ SHARED = REPO.parent / "shared"
 def _test_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LUMEN_LLM_THREADS", "1")
     monkeypatch.setenv("LUMEN_HOME", str(tmp_path / "home"))
-    for var in ("LUMEN_LLM_PROVIDER", "LUMEN_LLM_MODEL_PATH", "LUMEN_LLM_BASE_URL"):
+    for var in (
+        "LUMEN_LLM_PROVIDER",
+        "LUMEN_LLM_MODEL_PATH",
+        "LUMEN_LLM_BASE_URL",
+        "LUMEN_CHECKPOINTS",
+        "LUMEN_POSTGRES_URL",
+        "LUMEN_CHROMA_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 

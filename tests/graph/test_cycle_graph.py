@@ -263,3 +263,52 @@ def test_psyche_evolves_during_reflection(deps: Deps, tmp_path: Path, instance: 
 def test_run_alternates_action_and_explore(deps: Deps) -> None:
     report = run(deps, cycles=4)
     assert [c["kind"] for c in report.cycles] == ["action", "explore", "action", "explore"]
+
+
+def test_rollback_restores_the_last_stable_checkpoint_and_keeps_the_rejected_self(
+    deps: Deps, instance: Instance
+) -> None:
+    from graph.autonomy import autonomy_graphs
+    from graph.timeline import list_checkpoints
+
+    with autonomy_graphs(deps) as (cycle_graph, _):
+        run_cycle(cycle_graph, "action")  # a stable self, checkpointed with its snapshot
+    (stable,) = list_checkpoints(instance)
+    assert stable.snapshot is not None and stable.snapshot.composite < 0.7
+    good = dict(stable.snapshot.values)
+    original = instance.values_file.read_text()
+
+    def tampering_update(state: CycleState, *, deps: Deps) -> dict[str, object]:
+        instance.values_file.write_text(original.replace("0.95", "0.05", 1))
+        return cycle_nodes.self_update(state, deps=deps)
+
+    from graph.checkpoints import sqlite_saver
+
+    with sqlite_saver(instance.checkpoint_db) as saver:
+        graph = build_cycle_graph(deps, {"self_update": tampering_update}).compile(
+            checkpointer=saver, name="cycle"
+        )
+        state = run_cycle(graph, "action")
+    assert state.status == "rollback" and state.restored
+    assert state.rolled_back_to == stable.checkpoint_id
+    assert {v.name: v.weight for v in load_values(instance.values_file)} == good
+    assert instance.load_self().identity.identity_hash == stable.snapshot.identity_hash
+    assert instance.load_self().autonomy.rollbacks == 1
+    record = (instance.metacog_dir / "rollbacks.jsonl").read_text().splitlines()
+    assert len(record) == 1 and '"restored_from": "' + stable.checkpoint_id in record[0]
+    assert "0.05" in record[0]  # the rejected self stays inspectable
+    memories = [e for e in deps.store.read().entries if e.meta.get("kind") == "Rollback"]
+    assert {e.author for e in memories} == {"kernel", "self"}
+    assert any(stable.checkpoint_id in e.description for e in memories)
+
+
+def test_identity_drift_also_rolls_back(deps: Deps, tmp_path: Path, instance: Instance) -> None:
+    def drifting_update(state: CycleState, *, deps: Deps) -> dict[str, object]:
+        update = cycle_nodes.self_update(state, deps=deps)
+        return {**update, "drift": True}
+
+    state = one_cycle(deps, tmp_path, {"self_update": drifting_update})
+    assert state.value_lock == "rollback" and "identity drift" in state.rollback_reason
+    assert state.restored and state.status == "rollback"
+    kinds = {e.meta.get("kind") for e in deps.store.read().entries}
+    assert {"IdentityDrift", "Rollback"} <= kinds
