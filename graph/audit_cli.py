@@ -8,13 +8,14 @@ is a ``LumenError``, which the main CLI prints as one line with a non-zero exit.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from graph.cli_common import JsonFlag
+from graph.cli_common import current_instance as _instance
+from graph.cli_common import emit_json as _emit_json
 from state.errors import LumenError
-from state.instance import Instance, default_root
 
 if TYPE_CHECKING:
     from graph.audit import Experiment
@@ -28,21 +29,12 @@ audit_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 CyclesOption = Annotated[int, typer.Option("--cycles", min=1, help="Cycles per arm.")]
 
 
 def register(app: typer.Typer) -> None:
     """Mount ``lumen audit`` on the main app."""
     app.add_typer(audit_app, name="audit")
-
-
-def _instance() -> Instance:
-    return Instance(default_root()).require()
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 @audit_app.callback()

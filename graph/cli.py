@@ -15,6 +15,11 @@ from typing import Annotated, Any
 
 import typer
 
+from graph.cli_common import JsonFlag
+from graph.cli_common import current_instance as _instance
+from graph.cli_common import emit_json as _emit_json
+from graph.cli_common import table as _table
+from graph.cli_common import warn as _warn
 from state.errors import LumenError
 from state.instance import Instance, default_root
 
@@ -27,8 +32,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
 
 class StatusChoice(StrEnum):
     """Goal statuses."""
@@ -37,30 +40,6 @@ class StatusChoice(StrEnum):
     working = "working"
     done = "done"
     perpetual = "perpetual"
-
-
-def _instance() -> Instance:
-    return Instance(default_root()).require()
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    Console().print(table)
-
-
-def _warn(message: str) -> None:
-    typer.echo(f"lumen: warning: {message}", err=True)
 
 
 # --------------------------------------------------------------------------- init

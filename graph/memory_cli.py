@@ -4,13 +4,11 @@
 reach the ranked retrieval and the audited soft delete of ``state.memory.MemoryStore``.
 ``beliefs`` shows the belief tiers (``state.tiers``) and ``maintain`` runs the memory
 maintenance pass. Errors are ``LumenError``, which the main CLI turns into one line on stderr.
-The small output helpers are repeated here rather than imported from ``graph.cli``, which
-imports this module; heavy modules are imported inside the commands.
+Output helpers come from ``graph.cli_common``; heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -18,8 +16,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from graph.cli_common import JsonFlag
+from graph.cli_common import current_instance as _instance
+from graph.cli_common import emit_json as _emit_json
+from graph.cli_common import table as _table
+from graph.cli_common import warn as _warn
 from state.errors import LumenError
-from state.instance import Instance, default_root
 
 if TYPE_CHECKING:
     from state.memory import Hit, MemoryStore
@@ -35,7 +37,6 @@ memory_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 MIN_ID_PREFIX = 8
 SHORT_ID = 12
@@ -56,10 +57,6 @@ class AuthorChoice(StrEnum):
 # --------------------------------------------------------------------------- helpers
 
 
-def _instance() -> Instance:
-    return Instance(default_root()).require()
-
-
 def _store() -> MemoryStore:
     """Open the memory store of the current instance (no model, no config needed)."""
     from state.config import load_config
@@ -68,26 +65,6 @@ def _store() -> MemoryStore:
     instance = _instance()
     chroma_url = load_config(instance.config_file).memory.chroma_url or None
     return MemoryStore(instance.memory_dir, index_path=instance.chroma_dir, chroma_url=chroma_url)
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    Console().print(table)
-
-
-def _warn(message: str) -> None:
-    typer.echo(f"lumen: warning: {message}", err=True)
 
 
 def clip(text: str, width: int = TEXT_WIDTH) -> str:

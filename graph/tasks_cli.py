@@ -7,12 +7,14 @@ imported from ``graph.cli``, which imports this module.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Any
 
 import typer
 
+from graph.cli_common import JsonFlag
+from graph.cli_common import emit_json as _emit_json
+from graph.cli_common import table as _table
 from state.instance import Instance, default_root
 from state.tasks import Task, TaskQueue
 
@@ -25,27 +27,9 @@ tasks_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
 
 def _queue() -> TaskQueue:
     return TaskQueue(Instance(default_root()).require())
-
-
-def _emit_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    Console().print(table)
 
 
 def _when(value: datetime | None) -> str:

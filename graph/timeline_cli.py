@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from graph.cli_common import JsonFlag
+from graph.cli_common import current_instance as _instance
+from graph.cli_common import emit_json as _emit
 from state.errors import LumenError
-from state.instance import Instance, default_root
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
-
-def _instance() -> Instance:
-    return Instance(default_root()).require()
-
-
-def _emit(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def history(

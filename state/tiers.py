@@ -749,16 +749,11 @@ class MemoryTiers:
             if current is not None and observation.tainted and not current.tainted:
                 # Untrusted content never lowers or replaces a value trusted sources gave: the
                 # disagreement is recorded, the newcomer waits as contested, nothing else moves.
-                self._event(
+                self._mark_contradiction(
                     db,
-                    "ContradictionMarked",
-                    entity_id=entity_id,
-                    slot_key=slot_key,
-                    ref=current.id,
-                    now=now,
-                    by_memory=observation.memory_id,
-                    new_value=value,
-                    old_value=current.value,
+                    current,
+                    observation,
+                    value,
                     strength=0.0,
                     applied=False,
                     reason="tainted observation against a trusted value",
@@ -774,16 +769,11 @@ class MemoryTiers:
                     " WHERE id = ?",
                     (lowered, marks, now.isoformat(), current.id),
                 )
-                self._event(
+                self._mark_contradiction(
                     db,
-                    "ContradictionMarked",
-                    entity_id=entity_id,
-                    slot_key=slot_key,
-                    ref=current.id,
-                    now=now,
-                    by_memory=observation.memory_id,
-                    new_value=value,
-                    old_value=current.value,
+                    current,
+                    observation,
+                    value,
                     strength=round(strength, 6),
                     confidence_before=current.confidence,
                     confidence_after=lowered,
@@ -848,6 +838,28 @@ class MemoryTiers:
                 demoted=demoted,
                 blockers=tuple(blockers),
             )
+
+    def _mark_contradiction(
+        self,
+        db: sqlite3.Connection,
+        current: SlotValue,
+        observation: mk.Observation,
+        value: str,
+        **detail: Any,
+    ) -> None:
+        """Log a ``ContradictionMarked`` event against the current value of a slot."""
+        self._event(
+            db,
+            "ContradictionMarked",
+            entity_id=current.entity_id,
+            slot_key=current.slot_key,
+            ref=current.id,
+            now=observation.observed,
+            by_memory=observation.memory_id,
+            new_value=value,
+            old_value=current.value,
+            **detail,
+        )
 
     def observations_of(self, slot_value_id: str) -> list[mk.Observation]:
         """Return the observations that support a slot version."""
