@@ -725,13 +725,11 @@ class MemoryTiers:
                     " max(observed_ts, ?) WHERE id = ?",
                     (raised, now.isoformat(), now.isoformat(), current.id),
                 )
-                self._event(
+                self._slot_event(
                     db,
                     "SlotCorroborated",
-                    entity_id=entity_id,
-                    slot_key=slot_key,
-                    ref=current.id,
-                    now=now,
+                    current,
+                    now,
                     memory_id=observation.memory_id,
                     confidence=raised,
                 )
@@ -839,6 +837,14 @@ class MemoryTiers:
                 blockers=tuple(blockers),
             )
 
+    def _slot_event(
+        self, db: sqlite3.Connection, kind: str, slot: SlotValue, now: datetime, **data: Any
+    ) -> None:
+        """Log an event about one slot version (its entity, key and id as the reference)."""
+        self._event(
+            db, kind, entity_id=slot.entity_id, slot_key=slot.slot_key, ref=slot.id, now=now, **data
+        )
+
     def _mark_contradiction(
         self,
         db: sqlite3.Connection,
@@ -848,13 +854,11 @@ class MemoryTiers:
         **detail: Any,
     ) -> None:
         """Log a ``ContradictionMarked`` event against the current value of a slot."""
-        self._event(
+        self._slot_event(
             db,
             "ContradictionMarked",
-            entity_id=current.entity_id,
-            slot_key=current.slot_key,
-            ref=current.id,
-            now=observation.observed,
+            current,
+            observation.observed,
             by_memory=observation.memory_id,
             new_value=value,
             old_value=current.value,
@@ -919,13 +923,11 @@ class MemoryTiers:
         if blockers:
             return False, blockers
         self._set_status(db, slot, "promoted", now, reason="§17 promotion gate passed")
-        self._event(
+        self._slot_event(
             db,
             "BeliefPromoted",
-            entity_id=slot.entity_id,
-            slot_key=slot.slot_key,
-            ref=slot.id,
-            now=now,
+            slot,
+            now,
             value=slot.value,
             confidence=slot.confidence,
         )
@@ -1005,13 +1007,11 @@ class MemoryTiers:
             "superseded": "BeliefSuperseded",
             "expired": "TrendExpired",
         }.get(status, "SlotStatusChanged")
-        self._event(
+        self._slot_event(
             db,
             kind,
-            entity_id=slot.entity_id,
-            slot_key=slot.slot_key,
-            ref=slot.id,
-            now=now,
+            slot,
+            now,
             before=slot.status,
             after=status,
             reason=reason,
@@ -1034,13 +1034,11 @@ class MemoryTiers:
                     "UPDATE slot_values SET confidence = ?, updated_ts = ? WHERE id = ?",
                     (decayed, now.isoformat(), slot.id),
                 )
-                self._event(
+                self._slot_event(
                     db,
                     "TopicDecayed",
-                    entity_id=slot.entity_id,
-                    slot_key=slot.slot_key,
-                    ref=slot.id,
-                    now=now,
+                    slot,
+                    now,
                     before=slot.confidence,
                     after=decayed,
                 )
