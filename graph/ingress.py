@@ -36,7 +36,8 @@ def signal_file(deps: Deps, day: date) -> Any:
     return deps.instance.data / "signals" / f"{day.year:04d}" / f"{day.isoformat()}.jsonl"
 
 
-def _seen_ref(deps: Deps, source_ref: str) -> bool:
+def seen_ref(deps: Deps, source_ref: str) -> bool:
+    """Say whether a signal with ``source_ref`` was already ingested (§19.1: no re-ingestion)."""
     index = deps.instance.machine / "signal_refs.json"
     return bool(source_ref) and index.exists() and source_ref in read_json(index)
 
@@ -78,7 +79,7 @@ def screen(
     }
     machine = deps.instance.machine
     kind = source.split(":", 1)[0] or "unknown"
-    if _seen_ref(deps, source_ref):
+    if seen_ref(deps, source_ref):
         bump(machine, "signal_dedup_drop_total")
         return Screened(decision, record, duplicate=True)
     bump(machine, "signal_ingest_total", source_kind=kind)

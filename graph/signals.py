@@ -79,9 +79,10 @@ def ingest_envelope(deps: Deps, payload: Any) -> IngestResult:
     slot_key = mk.SIGNAL_SLOTS[kind]
     tiers = deps.store.tiers
     fingerprint = mk.simhash(text)
-    earlier = tiers.seen_signal_ref(envelope.source_ref)
-    reason = f"source_ref already ingested as {earlier[:12]}" if earlier else ""
-    if not earlier:
+    from graph.ingress import screen, seen_ref
+
+    reason = "source_ref already ingested" if seen_ref(deps, envelope.source_ref) else ""
+    if not reason:
         near = tiers.near_duplicate(entity_id, fingerprint, deps.config.memory.dedup_similarity)
         reason = f"near-duplicate of {near[:12]} from the same origin" if near else ""
     if reason:
@@ -99,8 +100,6 @@ def ingest_envelope(deps: Deps, payload: Any) -> IngestResult:
         "entity_id": entity_id,
         "slot_key": slot_key,
     }
-    from graph.ingress import screen
-
     screened = screen(
         deps, text, source=f"{kind}:{entity_id}", source_ref=envelope.source_ref, envelope=meta
     )

@@ -641,7 +641,7 @@ def _restated(cands: list[_Candidate], matrix: Any, cosines: Any) -> set[str]:
     return out
 
 
-def _doc_row(entry: MemoryEntry) -> tuple[str, str, str, float, bool, bool, float, str]:
+def _doc_row(entry: MemoryEntry) -> tuple[str, str, str, float, bool, bool, float]:
     """Return the lexical-mirror row of an entry."""
     flags = entry.meta.get("risk_flags") or []
     risky = isinstance(flags, list) and bool(set(flags) & (mk.BLOCKING_RISKS | {"sensitive"}))
@@ -653,5 +653,4 @@ def _doc_row(entry: MemoryEntry) -> tuple[str, str, str, float, bool, bool, floa
         entry.tainted,
         risky,
         entry.weight,
-        str(entry.meta.get("source_ref", "")),
     )

@@ -142,7 +142,6 @@ CREATE TABLE IF NOT EXISTS fingerprints (
     ts TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS fingerprints_entity ON fingerprints(entity_id);
-CREATE INDEX IF NOT EXISTS fingerprints_ref ON fingerprints(source_ref);
 CREATE TABLE IF NOT EXISTS docs (
     rowid INTEGER PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -151,11 +150,9 @@ CREATE TABLE IF NOT EXISTS docs (
     tainted INTEGER NOT NULL DEFAULT 0,
     risky INTEGER NOT NULL DEFAULT 0,
     weight REAL NOT NULL DEFAULT 0.5,
-    importance REAL NOT NULL DEFAULT 0.5,
-    source_ref TEXT NOT NULL DEFAULT ''
+    importance REAL NOT NULL DEFAULT 0.5
 );
 CREATE INDEX IF NOT EXISTS docs_epoch ON docs(epoch);
-CREATE INDEX IF NOT EXISTS docs_source_ref ON docs(source_ref) WHERE source_ref != '';
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
     text, content='', tokenize='unicode61 remove_diacritics 2'
 );
@@ -357,17 +354,15 @@ class MemoryTiers:
 
     # ------------------------------------------------------------------ lexical mirror (derived)
 
-    def index_docs(
-        self, docs: Sequence[tuple[str, str, str, float, bool, bool, float, str]]
-    ) -> int:
-        """Mirror ``(id, text, author, epoch, tainted, risky, weight, source_ref)`` rows for FTS."""
+    def index_docs(self, docs: Sequence[tuple[str, str, str, float, bool, bool, float]]) -> int:
+        """Mirror ``(id, text, author, epoch, tainted, risky, weight)`` rows for FTS."""
         added = 0
         with self._tx() as db:
-            for mid, text, author, epoch, tainted, risky, weight, source_ref in docs:
+            for mid, text, author, epoch, tainted, risky, weight in docs:
                 cur = db.execute(
                     "INSERT OR IGNORE INTO docs(id, author, epoch, tainted, risky, weight,"
-                    " importance, source_ref) VALUES (?,?,?,?,?,?,?,?)",
-                    (mid, author, epoch, int(tainted), int(risky), weight, weight, source_ref),
+                    " importance) VALUES (?,?,?,?,?,?,?)",
+                    (mid, author, epoch, int(tainted), int(risky), weight, weight),
                 )
                 if cur.rowcount:
                     db.execute(
@@ -446,28 +441,6 @@ class MemoryTiers:
             if mk.simhash_similarity(value, fingerprint) >= threshold:
                 return str(memory_id)
         return None
-
-    def seen_signal_ref(self, source_ref: str) -> str | None:
-        """Return the memory id of a signal already ingested from ``source_ref``, if any."""
-        row = (
-            self._db()
-            .execute(
-                "SELECT memory_id FROM fingerprints WHERE source_ref = ? LIMIT 1", (source_ref,)
-            )
-            .fetchone()
-        )
-        return str(row[0]) if row else None
-
-    def seen_source_ref(self, source_ref: str) -> str | None:
-        """Return the id of a memory already ingested from ``source_ref``, if any."""
-        if not source_ref:
-            return None
-        row = (
-            self._db()
-            .execute("SELECT id FROM docs WHERE source_ref = ? LIMIT 1", (source_ref,))
-            .fetchone()
-        )
-        return str(row[0]) if row else None
 
     def doc_info(self, ids: Sequence[str]) -> dict[str, DocInfo]:
         """Return ranking facts for ``ids`` (only those in the mirror)."""

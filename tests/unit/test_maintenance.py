@@ -76,7 +76,7 @@ def remember(
     )
     journal.append(entry)
     if author != "kernel":
-        row = (entry.id, text, author, when.timestamp(), tainted, False, weight, "")
+        row = (entry.id, text, author, when.timestamp(), tainted, False, weight)
         deps.store.tiers.index_docs([row])
     return entry
 

@@ -168,7 +168,7 @@ def test_claims_cap_confidence_and_need_provenance(tiers: MemoryTiers) -> None:
 
 def test_governance_tables_are_append_only(tiers: MemoryTiers) -> None:
     say(tiers, "Lisbon")
-    tiers.index_docs([("m1", "hello there", "external", T0.timestamp(), False, False, 0.5, "")])
+    tiers.index_docs([("m1", "hello there", "external", T0.timestamp(), False, False, 0.5)])
     tiers.soft_delete("m1", "user asked")
     db = tiers._db()
     for sql in (
@@ -226,8 +226,8 @@ def test_maintenance_primitives(tiers: MemoryTiers) -> None:
 
 
 def test_weights_use_and_decay(tiers: MemoryTiers) -> None:
-    tiers.index_docs([("m1", "a", "self", T0.timestamp(), False, False, 0.5, "")])
-    tiers.index_docs([("m2", "b", "self", T0.timestamp(), False, False, 0.5, "")])
+    tiers.index_docs([("m1", "a", "self", T0.timestamp(), False, False, 0.5)])
+    tiers.index_docs([("m2", "b", "self", T0.timestamp(), False, False, 0.5)])
     tiers.mark_used(["m1"], now=T0 + timedelta(days=10))
     assert tiers.weight_of("m1") == pytest.approx(0.52)
     assert tiers.decay_weights(T0 + timedelta(days=10)) == 1  # m2 idle 10 days, m1 just used
@@ -239,7 +239,6 @@ def test_fingerprint_dedup(tiers: MemoryTiers) -> None:
     tiers.add_fingerprint("feed:x:author:a", "m1", "https://x/1", fp)
     assert tiers.near_duplicate("feed:x:author:a", fp, 0.9) == "m1"
     assert tiers.near_duplicate("feed:x:author:b", fp, 0.9) is None  # independent origin
-    assert tiers.seen_signal_ref("https://x/1") == "m1"
 
 
 def test_reconciliation_reports_only_real_rewrites(tiers: MemoryTiers) -> None:
