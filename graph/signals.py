@@ -19,7 +19,6 @@ from typing import Any
 
 from graph.deps import Deps
 from nodes import memory_kernel as mk
-from nodes.facts import slot_phrase
 from state.counters import bump
 from state.records import MemoryEntry
 from state.signals import SignalEnvelope
@@ -192,18 +191,10 @@ def belief_context(deps: Deps, query: str) -> list[str]:
     contradiction trail), so the model answers with what is believed *now*.
     """
     tiers = deps.store.tiers
-    slots = tiers.current_slots(CHAT_ENTITY)
-    if not slots:
-        return []
-    phrases = [f"{slot_phrase(s.slot_key)}: {s.value}" for s in slots]
-    vectors = deps.store.embed([query, *phrases])
-    scores = vectors[1:] @ vectors[0]
-    ranked = sorted(zip(scores, slots, phrases, strict=True), key=lambda t: -float(t[0]))
     history = None
     lines = []
-    for score, slot, phrase in ranked[:BELIEF_CONTEXT_LIMIT]:
-        if float(score) < BELIEF_RELEVANCE:
-            break
+    relevant = deps.store.relevant_beliefs(query, threshold=BELIEF_RELEVANCE)
+    for slot, phrase, _ in relevant[:BELIEF_CONTEXT_LIMIT]:
         line = f"(what I believe about you, confidence {slot.confidence:.2f}) {phrase}"
         if history is None:
             history = tiers.slot_history(CHAT_ENTITY)

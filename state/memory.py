@@ -36,7 +36,7 @@ from nodes.facts import extract_facts, slot_phrase
 from state.embeddings import MiniLMEmbedder
 from state.journal import MemoryJournal, ReadReport
 from state.records import AUTHORS, Author, MemoryEntry
-from state.tiers import TIERS_FILE, USER_ENTITY, MemoryTiers, SlotOutcome, TierError
+from state.tiers import TIERS_FILE, USER_ENTITY, MemoryTiers, SlotOutcome, SlotValue, TierError
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -162,10 +162,6 @@ class MemoryStore:
             return entry
         return self.append(entry)
 
-    def embed(self, texts: list[str]) -> Any:
-        """Return unit-length embeddings of ``texts`` (cached in this process)."""
-        return self._embed(texts)
-
     def pending(self) -> int:
         """Return how many entries wait for indexing."""
         return len(self._pending)
@@ -284,23 +280,35 @@ class MemoryStore:
     def _belief_matches(self, query_vec: Any) -> dict[str, float]:
         """Return memories that support a current belief slot the query is about (§18 R1).
 
-        Each current slot of the user is described in words ("the city where I live: Porto");
-        when the query matches that description, the memories that assert the current value
-        become candidates with that match as their relevance. Beliefs index memories by
-        meaning, so a correction phrased unlike the question is still found.
+        When the query matches a current slot's description (``relevant_beliefs``), the
+        memories that assert that value become candidates with that match as their relevance.
+        Beliefs index memories by meaning, so a correction phrased unlike the question is still
+        found.
         """
+        matches: dict[str, float] = {}
+        for slot, _, sim in self._beliefs_near(query_vec, BELIEF_MATCH):
+            for mid in self.tiers.supporting_memories(slot.id):
+                matches[mid] = max(matches.get(mid, 0.0), sim)
+        return matches
+
+    def relevant_beliefs(
+        self, query: str, *, threshold: float
+    ) -> list[tuple[SlotValue, str, float]]:
+        """Return the user's current beliefs whose description matches ``query``, best first.
+
+        Each slot is described in words as the user would ask about it ("the city where I live:
+        Porto"); the result is ``(slot, description, similarity)`` at or above ``threshold``.
+        """
+        return self._beliefs_near(self._embed([query])[0], threshold)
+
+    def _beliefs_near(self, query_vec: Any, threshold: float) -> list[tuple[SlotValue, str, float]]:
         slots = self.tiers.current_slots(USER_ENTITY)
         if not slots:
-            return {}
+            return []
         phrases = [f"{slot_phrase(s.slot_key)}: {s.value}" for s in slots]
-        sims = self._phrase_vectors(phrases) @ query_vec
-        matches: dict[str, float] = {}
-        for slot, sim in zip(slots, sims, strict=True):
-            if float(sim) < BELIEF_MATCH:
-                continue
-            for mid in self.tiers.supporting_memories(slot.id):
-                matches[mid] = max(matches.get(mid, 0.0), float(sim))
-        return matches
+        sims = [float(x) for x in self._phrase_vectors(phrases) @ query_vec]
+        found = [t for t in zip(slots, phrases, sims, strict=True) if t[2] >= threshold]
+        return sorted(found, key=lambda t: -t[2])
 
     def _phrase_vectors(self, phrases: list[str]) -> Any:
         """Embed belief descriptions, cached apart from the memory-text cache."""
