@@ -21,11 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from nodes.memory_kernel import inferred_confidence, valid_slot
+from nodes.memory_kernel import USER_ENTITY, inferred_confidence, valid_slot
 from state.records import MemoryEntry
 from state.tiers import normalise_value
 
-CHAT_ENTITY = "channel:chat:sender:local"
+CHAT_ENTITY = USER_ENTITY
 """§15 entity of the person chatting in ``lumen chat``: every chat claim is about them."""
 USER_SLOT_PREFIX = "user."
 USER_SITUATION = "chat"

@@ -72,6 +72,8 @@ def initial_importance(entity_id: str, slot_key: str) -> float:
 
 # --- §15 naming scheme ------------------------------------------------------------------------
 
+USER_ENTITY = "channel:chat:sender:local"
+"""The person talking to Lumen (``lumen chat``; one local user), by the §15 scheme."""
 ENTITY_RE = re.compile(r"^[a-z][a-z0-9_]*(?::[A-Za-z0-9_.@\-]+){1,4}$")
 SLOT_RE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+){1,4}$")
 SIGNAL_SLOTS = {

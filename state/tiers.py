@@ -42,8 +42,7 @@ SlotStatus = Literal["working", "promoted", "contested", "superseded", "demoted"
 CURRENT_STATUSES = ("working", "promoted")
 EdgeKind = Literal["reinforcement", "causal", "contradiction"]
 EDGE_KINDS: tuple[EdgeKind, ...] = ("reinforcement", "causal", "contradiction")
-USER_ENTITY = "channel:chat:sender:local"
-"""The person talking to Lumen (``lumen chat``; one local user), by the §15 scheme."""
+USER_ENTITY = mk.USER_ENTITY
 RECONCILE_THRESHOLD = 0.6  # MSCP §5.1 "Contradiction threshold: 0.6 → triggers reconciliation"
 
 _SCHEMA = """
