@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from nodes.selfdiff import diff_snapshots
 from state.errors import LumenError
-from state.instance import Instance
+from state.instance import Instance, copy_instance
 from state.records import MemoryEntry
 from state.self_state import utc_now
 from state.snapshot import SelfSnapshot, SnapshotGoal, take_snapshot
@@ -553,19 +552,6 @@ def vector_distance(a: dict[str, float], b: dict[str, float]) -> float:
 def weight_distance(a: dict[str, float], b: dict[str, float]) -> float:
     """Return the summed absolute weight difference (missing = 0)."""
     return sum(abs(a.get(n, 0.0) - b.get(n, 0.0)) for n in set(a) | set(b))
-
-
-def copy_instance(instance: Instance, root: Path) -> Instance:
-    """Copy an instance to ``root`` (no lock files, no branches) and return the copy."""
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skip = {n for n in names if n.endswith(".lock")}
-        if Path(directory) == instance.machine:
-            skip.add("branches")
-        return skip
-
-    shutil.copytree(instance.root, root, ignore=ignore, symlinks=True)
-    return Instance(root)
 
 
 def run_arm(

@@ -16,7 +16,6 @@ why did I change?", and branches the self from any of them without touching the 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,13 +28,12 @@ from pydantic import BaseModel
 from graph.checkpoints import open_checkpointer, sqlite_saver
 from nodes.selfdiff import SelfDiff, diff_snapshots
 from state.errors import LumenError
-from state.instance import Instance
+from state.instance import Instance, copy_instance
 from state.snapshot import SelfSnapshot
 
 GRAPHS = ("turn", "cycle", "reflect")
 LAST_NODE = {"turn": "consolidate", "cycle": "cycle_end", "reflect": "apply"}
 """The node a seeded branch thread pretends to have just run, so it holds a finished run."""
-BRANCHES = "branches"
 
 
 @dataclass(frozen=True)
@@ -253,7 +251,7 @@ def branch_root(instance: Instance, name: str) -> Path:
 
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
         raise LumenError("a branch/thread name is 1–64 letters, digits, '.', '_' or '-'")
-    return instance.machine / BRANCHES / name
+    return instance.branches_dir / name
 
 
 def restore_self(target: Instance, snap: SelfSnapshot) -> None:
@@ -288,19 +286,7 @@ def restore_self(target: Instance, snap: SelfSnapshot) -> None:
 def _copy_instance(source: Instance, root: Path) -> Instance:
     if root.exists():
         raise LumenError(f"branch {root.name!r} already exists at {root}")
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skip = {n for n in names if n.endswith(".lock")}
-        if Path(directory) == source.machine:
-            skip.add(BRANCHES)
-        return skip
-
-    root.parent.mkdir(parents=True, exist_ok=True)
-    partial = root.with_name(root.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(source.root, partial, ignore=ignore, symlinks=True)
-    partial.rename(root)  # a crash mid-copy leaves only a .partial directory, never a half branch
-    return Instance(root)
+    return copy_instance(source, root)
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,11 @@ class Instance:
         return self.machine / "checkpoints.sqlite"
 
     @property
+    def branches_dir(self) -> Path:
+        """Return ``.lumen/branches/`` (forks and replays of the self)."""
+        return self.machine / "branches"
+
+    @property
     def chroma_dir(self) -> Path:
         """Return ``.lumen/chroma/``."""
         return self.machine / "chroma"
@@ -314,3 +319,24 @@ def init_instance(root: Path, *, force: bool = False, today: date | None = None)
     if not (instance.root / ".git").exists() and shutil.which("git"):
         subprocess.run(["git", "init", "-q", str(instance.root)], check=False, timeout=30)
     return instance
+
+
+def copy_instance(source: Instance, root: Path) -> Instance:
+    """Copy an instance to ``root`` without lock files or its branches; return the copy.
+
+    The copy is made under ``<root>.partial`` and renamed at the end, so a crash mid-copy never
+    leaves a half instance at ``root``.
+    """
+
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skip = {n for n in names if n.endswith(".lock")}
+        if Path(directory) == source.machine:
+            skip.add(source.branches_dir.name)
+        return skip
+
+    root.parent.mkdir(parents=True, exist_ok=True)
+    partial = root.with_name(root.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(source.root, partial, ignore=ignore, symlinks=True)
+    partial.rename(root)
+    return Instance(root)
