@@ -55,7 +55,7 @@ def audit_command(
     from state.memory import MemoryStore
 
     instance = _instance()
-    store = MemoryStore(instance.memory_dir, index_path=instance.chroma_dir)
+    store = MemoryStore.for_instance(instance)
     report = audit(instance, store, stale_days=stale_days)
     if as_json:
         _emit_json(report.to_dict())

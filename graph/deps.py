@@ -41,11 +41,7 @@ class Deps:
     def for_instance(cls, instance: Instance, model_for: ModelFactory | None = None) -> Deps:
         """Build deps for an instance; the model factory defaults to the configured backend."""
         config = load_config(instance.config_file)
-        store = MemoryStore(
-            instance.memory_dir,
-            index_path=instance.chroma_dir,
-            chroma_url=config.memory.chroma_url or None,
-        )
+        store = MemoryStore.for_instance(instance, config)
         if model_for is None:
             from graph.llm import band_temperature, make_chat_model
             from state.counters import bump

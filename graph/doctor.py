@@ -72,14 +72,9 @@ def run_checks(instance: Instance) -> list[Check]:
         return f"{model_label(config)} loads"
 
     def chroma() -> str:
-        from state.config import load_config
         from state.memory import MemoryStore
 
-        store = MemoryStore(
-            instance.memory_dir,
-            index_path=instance.chroma_dir,
-            chroma_url=load_config(instance.config_file).memory.chroma_url or None,
-        )
+        store = MemoryStore.for_instance(instance)
         return f"{store.index_count()} entries indexed"
 
     def checkpoints() -> str:

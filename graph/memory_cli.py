@@ -59,12 +59,9 @@ class AuthorChoice(StrEnum):
 
 def _store() -> MemoryStore:
     """Open the memory store of the current instance (no model, no config needed)."""
-    from state.config import load_config
     from state.memory import MemoryStore
 
-    instance = _instance()
-    chroma_url = load_config(instance.config_file).memory.chroma_url or None
-    return MemoryStore(instance.memory_dir, index_path=instance.chroma_dir, chroma_url=chroma_url)
+    return MemoryStore.for_instance(_instance())
 
 
 def clip(text: str, width: int = TEXT_WIDTH) -> str:

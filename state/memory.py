@@ -41,6 +41,9 @@ from state.tiers import TIERS_FILE, USER_ENTITY, MemoryTiers, SlotOutcome, SlotV
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
+    from state.config import Config
+    from state.instance import Instance
+
 COLLECTION = "memories"
 VECTOR_CACHE = 512
 RETRIEVABLE: tuple[Author, ...] = ("self", "goal", "external")
@@ -95,6 +98,18 @@ class MemoryStore:
         self._index_lock = threading.Lock()
         self._tiers: MemoryTiers | None = None
         self._phrases: dict[str, Any] = {}
+
+    @classmethod
+    def for_instance(cls, instance: Instance, config: Config | None = None) -> MemoryStore:
+        """Open an instance's store: ledger in ``data/memory``, index per its configuration."""
+        from state.config import load_config
+
+        config = config or load_config(instance.config_file)
+        return cls(
+            instance.memory_dir,
+            index_path=instance.chroma_dir,
+            chroma_url=config.memory.chroma_url or None,
+        )
 
     @property
     def tiers(self) -> MemoryTiers:
