@@ -11,16 +11,15 @@ def after_reply(deps: Deps) -> None:
     The inference pass makes at most one model call, only for untainted user memories, and only
     when ``memory.inference`` is ``after_turn``; a failing pass never loses the turn.
     """
+    from nodes.infer import sources_for
+
     flushed = deps.store.flush()
-    if deps.config.memory.inference == "off":
-        return
-    wanted = [e for e in flushed if e.author == "external" and not e.tainted]
-    if not wanted:
+    if not sources_for(flushed):  # nothing the pass would read: skip loading the model gateway
         return
     from graph.inference import infer_claims
 
     try:
-        infer_claims(deps, wanted)
+        infer_claims(deps, flushed)
     except Exception as exc:  # the turn is already delivered and recorded; never lose it
         deps.store.add(
             f"memory inference skipped: {type(exc).__name__}: {str(exc)[:200]}",
