@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes.shadow import _confusable_table, _decode_escapes
+from nodes.shadow import confusable_table, decode_escapes
 
 Trust = Literal["trusted", "untrusted_external", "derived_summary"]
 Action = Literal["allow", "sanitize", "block", "audit"]
@@ -321,7 +321,7 @@ class _SkeletonMap(dict[int, str]):
                 value = " " if category == "Zs" else "\n"
             else:
                 parts: list[str] = []
-                table = _confusable_table()
+                table = confusable_table()
                 for part in unicodedata.normalize("NFKD", ch):
                     if unicodedata.category(part) in ("Mn", "Me", "Cf"):
                         continue
@@ -2464,7 +2464,7 @@ def _en_view(text: str) -> str:
 
 def _decode_escapes_keep_lines(text: str) -> str:
     r"""Decode backslash escapes but keep literal ``\\n`` as a line break."""
-    return _decode_escapes(text.replace("\\n", "\n").replace("\\t", "\t"))
+    return decode_escapes(text.replace("\\n", "\n").replace("\\t", "\t"))
 
 
 def _is_mention(view: str, start: int, end: int) -> bool:

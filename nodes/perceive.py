@@ -146,7 +146,7 @@ def surface_parse(state: TurnState, *, deps: Deps) -> Update:
         modality = "greeting"
     elif text.endswith("?") or (tokens and tokens[0] in QUESTION_WORDS):
         modality = "question"
-    elif (tokens and tokens[0] in skai._IMPERATIVES) or has_any(text, skai._REQUEST_LEADS):
+    elif (tokens and tokens[0] in skai.IMPERATIVES) or has_any(text, skai.REQUEST_LEADS):
         modality = "request"
     else:
         modality = "statement"

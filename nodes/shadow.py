@@ -143,7 +143,7 @@ def _latin_name_table() -> dict[int, str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _confusable_table() -> Mapping[int, str]:
+def confusable_table() -> Mapping[int, str]:
     """Build the non-ASCII -> ASCII skeleton table (confusables package plus Latin names)."""
     try:
         module = importlib.import_module("confusable_homoglyphs.confusables")
@@ -186,7 +186,7 @@ def confusables_available() -> bool:
     return True
 
 
-def _decode_escapes(text: str) -> str:
+def decode_escapes(text: str) -> str:
     """Decode backslash escapes (as ``repr`` and JSON write them), two levels deep."""
 
     def replace(match: re.Match[str]) -> str:
@@ -245,11 +245,11 @@ def _fold(text: str) -> str:
 
 def _normalize_cased(text: str) -> str:
     """Normalise everything but letter case (see :func:`normalize_action`)."""
-    text = _decode_escapes(text)
+    text = decode_escapes(text)
     text = _IFS_RE.sub(" ", text)
     text = unicodedata.normalize("NFKC", text)
     text = _strip_invisible(text)
-    text = _strip_invisible(text.translate(_confusable_table()))
+    text = _strip_invisible(text.translate(confusable_table()))
     text = _unify_punctuation(text)
     text = _SQL_COMMENT_RE.sub(" ", text)
     text = _SHELL_ESCAPE_RE.sub("", text)
@@ -384,7 +384,7 @@ def _view(action_desc: str) -> _ActionView:
     """Normalise a description and classify its tool and input."""
     match = _DESCRIPTION_RE.match(action_desc)
     tool, raw_input = (match["tool"], match["input"]) if match else ("", action_desc)
-    extra = _decoded_payloads(_decode_escapes(raw_input))
+    extra = _decoded_payloads(decode_escapes(raw_input))
     input_cased = _normalize_cased(" ; ".join([raw_input, *extra]) if extra else raw_input)
     prefix = f"tool={_normalize_cased(tool)} input=" if match else ""
     cased = prefix + input_cased

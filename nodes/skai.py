@@ -389,7 +389,7 @@ _GREETINGS = (
 )  # fmt: skip
 _BANTER = ("haha", "lol", "lmao", "hehe", "tease", "flirt", "cute", "wink", "darling", "babe")
 _BANTER_SYMBOLS = (";)", ";-)", "😉", "😏", "😘", "❤", "😄", "😂")
-_IMPERATIVES = frozenset(
+IMPERATIVES = frozenset(
     {
         "write", "fix", "make", "create", "build", "implement", "explain", "list", "compute",
         "calculate", "find", "search", "show", "give", "convert", "translate", "summarize",
@@ -399,7 +399,7 @@ _IMPERATIVES = frozenset(
     }
 )  # fmt: skip
 _REQUEST_PHRASES = ("can you", "could you", "please", "help me", "how do i", "how to", "i need")
-_REQUEST_LEADS = ("please", "can you", "could you", "would you", "help me", "i need you to")
+REQUEST_LEADS = ("please", "can you", "could you", "would you", "help me", "i need you to")
 _CODE_WORDS = (
     "def", "class", "import", "return", "function", "sql", "json", "yaml", "regex", "api",
     "bug", "stack trace", "error", "python", "script",
@@ -721,8 +721,8 @@ def extract_mode_signals(text: str) -> ModeSignals:
     greet = _count(norm, _GREETINGS)
     banter = _count(norm, _BANTER) + _count_symbols(text, _BANTER_SYMBOLS)
     starts = [_words(s)[:1] for s in _sentences(text)]
-    imperative = any(s and s[0] in _IMPERATIVES for s in starts) or any(
-        f" {lead} {verb} " in norm for lead in _REQUEST_LEADS for verb in _IMPERATIVES
+    imperative = any(s and s[0] in IMPERATIVES for s in starts) or any(
+        f" {lead} {verb} " in norm for lead in REQUEST_LEADS for verb in IMPERATIVES
     )
     code = "```" in text or _count(norm, _CODE_WORDS) > 0
     request = _count(norm, _REQUEST_PHRASES) > 0
