@@ -26,7 +26,6 @@ class Deps:
     config: Config
     store: MemoryStore
     model_for: ModelFactory
-    counters: dict[str, int] = field(default_factory=dict)
     kernel_log: list[MemoryEntry] = field(default_factory=list)
     vault: dict[str, str] = field(default_factory=dict)
     """Wrapped external content by digest: in memory only, for the turn it arrived in."""
