@@ -14,30 +14,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graph.autonomy import autonomy_graphs, run_cycle, run_reflection
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
+from graph.scripted import ScriptedChatModel, cycle_model
 from state.instance import init_instance
-
-FORECAST = '{"outcomes": [{"name": "recall", "outcome": "finds notes", "success": 0.6}]}'
 
 
 def scripted_model() -> ScriptedChatModel:
-    """Answer the predict and ask prompts with valid JSON."""
-
-    def respond(messages: Any) -> str:
-        system = str(messages[0].content)
-        if system.startswith("You predict"):
-            return FORECAST
-        if system.startswith("You reflect"):
-            return '{"target": "value", "name": "curiosity", "direction": "up", "reason": "r"}'
-        return "ok"
-
-    return ScriptedChatModel(respond=respond)
+    return cycle_model(success=0.6, reason="r")
 
 
 def slope(values: list[float]) -> float:

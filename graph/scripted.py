@@ -6,6 +6,7 @@ whole turn runs deterministically without a real model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -46,3 +47,28 @@ class ScriptedChatModel(BaseChatModel):
             text = self.replies[self.calls % len(self.replies)]
         self.calls += 1
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+def cycle_model(
+    *, success: float = 0.7, reflect_on: str = "curiosity", reason: str = "learned"
+) -> ScriptedChatModel:
+    """A scripted model for the autonomy loops: a forecast for PREDICT, one proposal for ASK.
+
+    PREDICT gets one ``recall`` outcome with ``success``; reflection's ASK gets a proposal to
+    raise the value ``reflect_on``; every other prompt gets ``ok``.
+    """
+    outcome = {"name": "recall", "outcome": "finds notes", "success": success}
+    forecast = json.dumps({"outcomes": [outcome]})
+    proposal = json.dumps(
+        {"target": "value", "name": reflect_on, "direction": "up", "reason": reason}
+    )
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        system = str(messages[0].content)
+        if system.startswith("You predict"):
+            return forecast
+        if system.startswith("You reflect"):
+            return proposal
+        return "ok"
+
+    return ScriptedChatModel(respond=respond)

@@ -10,27 +10,15 @@ from graph.autonomy import run, run_cycle, run_reflection
 from graph.checkpoints import sqlite_saver
 from graph.cycle_builder import CYCLE_STEPS, build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
+from graph.scripted import ScriptedChatModel, cycle_model
 from nodes import cycle as cycle_nodes
 from state.cycle import CycleState
 from state.files import load_goals, load_values
 from state.instance import Instance
 
-FORECAST = '{"outcomes": [{"name": "recall", "outcome": "finds notes", "success": 0.7}]}'
-
 
 def forecasting_model() -> ScriptedChatModel:
-    def respond(messages: Any) -> str:
-        system = str(messages[0].content)
-        if system.startswith("You predict"):
-            return FORECAST
-        if system.startswith("You reflect"):
-            return (
-                '{"target": "value", "name": "curiosity", "direction": "up", "reason": "learned"}'
-            )
-        return "ok"
-
-    return ScriptedChatModel(respond=respond)
+    return cycle_model()
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from graph.audit import (
 )
 from graph.autonomy import run
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
+from graph.scripted import ScriptedChatModel, cycle_model
 from state.errors import LumenError
 from state.files import dump_records, load_values
 from state.instance import Instance, init_instance
@@ -30,19 +30,9 @@ from state.records import Author, ValueRecord
 from state.self_state import utc_now
 from state.snapshot import SelfSnapshot, SnapshotGoal
 
-FORECAST = '{"outcomes": [{"name": "recall", "outcome": "finds notes", "success": 0.7}]}'
-
 
 def scripted() -> ScriptedChatModel:
-    def respond(messages: Any) -> str:
-        system = str(messages[0].content)
-        if system.startswith("You predict"):
-            return FORECAST
-        if system.startswith("You reflect"):
-            return '{"target": "value", "name": "autonomy", "direction": "up", "reason": "x"}'
-        return "ok"
-
-    return ScriptedChatModel(respond=respond)
+    return cycle_model(reflect_on="autonomy", reason="x")
 
 
 def deps_for(instance: Instance) -> Deps:

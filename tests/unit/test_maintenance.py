@@ -20,7 +20,7 @@ from graph.maintenance import (
     summaries_for_span,
     write_year_summaries,
 )
-from graph.scripted import ScriptedChatModel
+from graph.scripted import ScriptedChatModel, cycle_model
 from nodes import memory_kernel as mk
 from nodes.reflect import review
 from state.counters import read_counters
@@ -31,19 +31,10 @@ from state.records import Author, MemoryEntry
 from state.self_state import utc_now
 
 T0 = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)
-FORECAST = '{"outcomes": [{"name": "recall", "outcome": "finds notes", "success": 0.7}]}'
 
 
 def scripted_model() -> ScriptedChatModel:
-    def respond(messages: Any) -> str:
-        system = str(messages[0].content)
-        if system.startswith("You predict"):
-            return FORECAST
-        if system.startswith("You reflect"):
-            return '{"target": "value", "name": "curiosity", "direction": "up", "reason": "x"}'
-        return "ok"
-
-    return ScriptedChatModel(respond=respond)
+    return cycle_model(reason="x")
 
 
 @pytest.fixture
