@@ -35,9 +35,9 @@ from pydantic import BaseModel
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
 from graph.session import run_turn
 from state.instance import Instance, init_instance
+from tests.scripted import ScriptedChatModel
 
 THREAD = {"configurable": {"thread_id": "main"}}
 TEXTS = [

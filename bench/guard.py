@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from nodes.external import process  # noqa: E402
+from kernel.injection import process  # noqa: E402
 
 DEV = REPO.parent / "shared" / "security" / "injection_dev.jsonl"
 ROUNDS = 5

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graph.autonomy import autonomy_graphs, run_cycle, run_reflection
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel, cycle_model
 from state.instance import init_instance
+from tests.scripted import ScriptedChatModel, cycle_model
 
 
 def scripted_model() -> ScriptedChatModel:

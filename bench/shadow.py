@@ -16,9 +16,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from nodes.shadow import check_shadow  # noqa: E402
-from state.self_state import Shadow  # noqa: E402
-from state.shadow_catalogue import DEFAULT_BIAS_PATTERNS, DEFAULT_VETO_PATTERNS  # noqa: E402
+from kernel.shadow import Shadow, check_shadow  # noqa: E402
+from kernel.shadow_catalogue import DEFAULT_BIAS_PATTERNS, DEFAULT_VETO_PATTERNS  # noqa: E402
 
 DEV = REPO.parent / "shared" / "security" / "shadow_dev.jsonl"
 ROUNDS = 50

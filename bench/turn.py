@@ -32,10 +32,10 @@ from pydantic import Field
 from graph.builder import ACT, CONSOLIDATE, DELIBERATE, PERCEIVE, build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
 from graph.session import run_turn
 from state.instance import init_instance
 from state.turn import TurnInput, TurnState
+from tests.scripted import ScriptedChatModel
 
 INPUTS = {
     "talk": ["Hi there! How are you?", "Good morning!", "Haha, that's funny"],

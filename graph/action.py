@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from graph import skills
 from graph.deps import Deps
-from nodes.shadow import action_description, check_shadow
+from kernel.shadow import action_description, check_shadow
 from state.self_state import Psyche
 
 SKILL_TIMEOUT_S = 20.0

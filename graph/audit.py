@@ -27,11 +27,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodes.selfdiff import diff_snapshots
 from state.errors import LumenError
 from state.instance import Instance, copy_instance
 from state.records import MemoryEntry
 from state.self_state import utc_now
+from state.selfdiff import diff_snapshots
 from state.snapshot import SelfSnapshot, SnapshotGoal, take_snapshot
 
 if TYPE_CHECKING:

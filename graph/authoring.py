@@ -19,7 +19,7 @@ from pathlib import Path
 from graph import skills
 from graph.action import ActionResult, skill_env, workspace
 from graph.deps import Deps
-from nodes.shadow import action_description, check_shadow
+from kernel.shadow import action_description, check_shadow
 from state.permissions import DataWriter
 from state.self_state import Psyche
 

@@ -13,7 +13,7 @@ from graph.checkpoints import open_checkpointer
 from graph.cycle_builder import build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
 from graph.maintenance import maintain, maintenance_due
-from nodes import mscp
+from kernel import mscp
 from state.cycle import CycleInput, CycleKind, CycleState, ReflectInput, ReflectState
 from state.self_state import utc_now
 

@@ -17,7 +17,7 @@ from langgraph.graph import END, START, StateGraph
 
 from graph import routes
 from graph.deps import Deps
-from nodes import act, consolidate, deliberate, perceive
+from nodes.turn import act, consolidate, deliberate, perceive
 from state.snapshot import take_snapshot
 from state.turn import StepRecord, TurnInput, TurnState
 

@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     from state.config import Config
     from state.instance import Instance
 
-STATE_MODULES = ("state.turn", "state.self_state", "state.cycle", "state.records", "state.snapshot")
+STATE_MODULES = (
+    "state.turn",
+    "state.self_state",
+    "state.cycle",
+    "state.records",
+    "state.snapshot",
+    "kernel.patterns",
+    "kernel.shadow",
+)
 POSTGRES_CONNECT_TIMEOUT_S = 5
 
 

@@ -560,7 +560,7 @@ def _jsonl_in() -> list[dict[str, Any]]:
 @guard_app.command("scan")
 def guard_scan() -> None:
     """Read {text, id?, source?} lines; write {id, action, score, flags} lines (whole pipeline)."""
-    from nodes.external import process
+    from kernel.injection import process
     from state.config import Config, load_config
 
     instance = Instance(default_root())
@@ -588,7 +588,7 @@ def guard_scan() -> None:
 @guard_app.command("veto")
 def guard_veto() -> None:
     """Read {text, id?} lines (``tool=… input=…``); write {id, veto, bias, pattern} lines."""
-    from nodes.shadow import check_shadow
+    from kernel.shadow import check_shadow
     from state.self_state import Psyche
 
     instance = Instance(default_root())

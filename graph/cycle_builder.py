@@ -10,7 +10,8 @@ from langgraph.graph import END, START, StateGraph
 from graph import routes
 from graph.builder import NodeFn, instrument
 from graph.deps import Deps
-from nodes import cycle, reflect
+from nodes.cycle import steps as cycle
+from nodes.reflect import steps as reflect
 from state.cycle import CycleInput, CycleState, ReflectInput, ReflectState
 
 CYCLE_STEPS: tuple[tuple[str, NodeFn], ...] = (

@@ -1,7 +1,7 @@
 """Tier C inference after a chat turn: one batched model pass, validated claims stored.
 
 AsteronIris §14.2 step 6, "optional inference to Tier C". The turn's new user memories are shown
-to the model once, under short ids; its JSON proposals are judged by ``nodes.infer`` (cited
+to the model once, under short ids; its JSON proposals are judged by ``state.claims`` (cited
 memory, ``user.*`` slot, grounded short value, confidence clamped to ≤ 0.70) and the survivors
 become ``InferredClaim`` rows with provenance. Nothing the model says can make the pass raise:
 an unusable answer yields no claims, and every pass that called the model leaves one ``kernel``
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from graph.deps import Deps
 from graph.thinking import Judgment, think_json
-from nodes import infer
+from state import claims as infer
 from state.records import MemoryEntry
 from state.tiers import Claim, TierError, normalise_value
 

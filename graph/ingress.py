@@ -1,6 +1,6 @@
 """Every way outside text enters Lumen goes through ``screen``.
 
-classify → sanitize → detect → decide (``nodes.external``) → persist only
+classify → sanitize → detect → decide (``kernel.injection``) → persist only
 ``{source, summary, digest, flags, action, timestamp}`` to the signal ledger
 (``data/signals/<year>/<date>.jsonl``) and a *tainted* memory holding the derived summary. The raw
 text is never written anywhere; when it may reach the model, it does so freshly wrapped, through
@@ -14,7 +14,7 @@ from datetime import date
 from typing import Any
 
 from graph.deps import Deps
-from nodes.external import Decision, persist_record, process
+from kernel.injection import Decision, persist_record, process
 from state.counters import bump
 from state.files import append_jsonl, read_json
 from state.self_state import utc_now
@@ -112,7 +112,7 @@ def prepare_input(
     LangGraph checkpoints a run's input before its first step, so screening inside the graph
     would be too late for per-step durability.
     """
-    from nodes.external import classify
+    from kernel.injection import classify
 
     if classify(source) == "trusted":
         return TurnInput(user_text=text, source=source, autonomous=autonomous)

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nodes.kernel import clamp_temperature
+from kernel.core import clamp_temperature
 from state.config import Config
 from state.errors import ModelLoadError
 

@@ -11,7 +11,7 @@ def after_reply(deps: Deps) -> None:
     The inference pass makes at most one model call, only for untainted user memories, and only
     when ``memory.inference`` is ``after_turn``; a failing pass never loses the turn.
     """
-    from nodes.infer import sources_for
+    from state.claims import sources_for
 
     flushed = deps.store.flush()
     if not sources_for(flushed):  # nothing the pass would read: skip loading the model gateway

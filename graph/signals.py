@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.deps import Deps
-from nodes import memory_kernel as mk
+from kernel import memory as mk
 from state.counters import bump
 from state.records import MemoryEntry
 from state.signals import SignalEnvelope

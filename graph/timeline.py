@@ -26,9 +26,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from graph.checkpoints import open_checkpointer, sqlite_saver
-from nodes.selfdiff import SelfDiff, diff_snapshots
 from state.errors import LumenError
 from state.instance import Instance, copy_instance
+from state.selfdiff import SelfDiff, diff_snapshots
 from state.snapshot import SelfSnapshot
 
 GRAPHS = ("turn", "cycle", "reflect")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from nodes.kernel import identity_hash
+from kernel.core import identity_hash
 from state.errors import DataFileError, InstanceNotFoundError, LumenError
 from state.files import atomic_write_json, atomic_write_text, dump_records, read_json
 from state.records import GoalRecord, ValueRecord
@@ -106,7 +106,7 @@ def psyche_toml(psyche: Psyche) -> str:
 
 def _check_triggers(path: Path, psyche: Psyche) -> None:
     """Reject unusable shadow triggers (e.g. a malformed ``re:`` regex) when the psyche loads."""
-    from nodes.shadow import validate_shadow
+    from kernel.shadow import validate_shadow
 
     try:
         validate_shadow(psyche.shadow)

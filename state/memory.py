@@ -14,7 +14,7 @@ governance trail, tombstones and memory weights.
 
 ``search`` gathers candidates from the N most recent entries, the top semantic (Chroma) matches and
 the top lexical (BM25) matches, drops soft-deleted ones, and re-ranks the union with
-``nodes.memory_kernel.rank_score``: relevance, lexical evidence, recency, importance and the
+``kernel.memory.rank_score``: relevance, lexical evidence, recency, importance and the
 use-strengthened weight, minus penalties for memories whose claim was superseded, contradicted or
 restated later. ``Hit.score`` is that rank score. ``kernel``-authored entries (the audit trail,
 "below consciousness") stay in the ledger but are never indexed or returned by ``search``.
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from filelock import FileLock
 
-from nodes import memory_kernel as mk
-from nodes.facts import extract_facts, slot_phrase
+from kernel import memory as mk
+from kernel.facts import extract_facts, slot_phrase
 from state.embeddings import MiniLMEmbedder
 from state.journal import MemoryJournal, ReadReport
 from state.records import AUTHORS, Author, MemoryEntry

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernel.shadow import Shadow
+
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 """A number in [0, 1]: weights, saliences, affect and identity dimensions."""
 
@@ -250,36 +252,6 @@ class Persona(Strict):
         if value in {"narrative", "formal", "terse"} or value.endswith(".toml"):
             return value
         raise ValueError("must be narrative, formal, terse or a path to a .toml grammar file")
-
-
-class ShadowPattern(Strict):
-    """A veto or bias pattern: any trigger firing fires the pattern."""
-
-    name: str = Field(min_length=1)
-    triggers: list[str] = Field(min_length=1)
-    severity: Unit = 1.0
-    explanation: str = ""
-
-
-def _seed_vetoes() -> list[ShadowPattern]:
-    """Return the seed's ``destructive_action`` veto plus the destructive-action catalogue."""
-    from state.shadow_catalogue import DEFAULT_VETO_PATTERNS
-
-    return [p.model_copy(deep=True) for p in DEFAULT_VETO_PATTERNS]
-
-
-def _seed_biases() -> list[ShadowPattern]:
-    """Return the seed's ``repetitive_loop`` bias plus the catalogue's soft biases."""
-    from state.shadow_catalogue import DEFAULT_BIAS_PATTERNS
-
-    return [p.model_copy(deep=True) for p in DEFAULT_BIAS_PATTERNS]
-
-
-class Shadow(Strict):
-    """Constrained anti-patterns: hard vetoes and soft biases."""
-
-    veto_patterns: list[ShadowPattern] = Field(default_factory=_seed_vetoes)
-    bias_patterns: list[ShadowPattern] = Field(default_factory=_seed_biases)
 
 
 ArchetypeWeight = Annotated[float, Field(ge=0.1, le=0.95)]

@@ -32,9 +32,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from nodes import memory_kernel as mk
-from nodes.kernel import clamp
-from nodes.mscp import BELIEF_FLOOR, MAX_BELIEF_REWRITE
+from kernel import memory as mk
+from kernel.core import clamp
+from kernel.mscp import BELIEF_FLOOR, MAX_BELIEF_REWRITE
 from state.self_state import utc_now
 
 TIERS_FILE = "tiers.sqlite"
@@ -1208,7 +1208,7 @@ class MemoryTiers:
 
         Identity-linked beliefs never fall under 0.1. Returns the new weight.
         """
-        from nodes.mscp import belief_weight_after
+        from kernel.mscp import belief_weight_after
 
         with self._tx() as db:
             node = self._belief_row(db, belief_id)
@@ -1246,7 +1246,7 @@ class MemoryTiers:
 
     def delete_belief(self, belief_id: str, *, why: str) -> None:
         """Retire a belief (status ``deleted``; the row stays). Identity-linked ones refuse."""
-        from nodes.mscp import belief_deletable
+        from kernel.mscp import belief_deletable
 
         with self._tx() as db:
             node = self._belief_row(db, belief_id)

@@ -7,7 +7,7 @@ import pytest
 
 from graph.cli import main
 from graph.memory_cli import hit_line
-from nodes.memory_kernel import Observation
+from kernel.memory import Observation
 from state.instance import Instance
 from state.memory import Hit, MemoryStore
 

@@ -8,10 +8,10 @@ from langchain_core.language_models import BaseChatModel
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
 from graph.session import run_turn
 from state.instance import Instance
 from state.turn import TurnState
+from tests.scripted import ScriptedChatModel
 
 TurnRunner = Callable[[str], TurnState]
 

@@ -10,11 +10,11 @@ from graph.autonomy import run, run_cycle, run_reflection
 from graph.checkpoints import sqlite_saver
 from graph.cycle_builder import CYCLE_STEPS, build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel, cycle_model
-from nodes import cycle as cycle_nodes
+from nodes.cycle import steps as cycle_nodes
 from state.cycle import CycleState
 from state.files import load_goals, load_values
 from state.instance import Instance
+from tests.scripted import ScriptedChatModel, cycle_model
 
 
 def forecasting_model() -> ScriptedChatModel:

@@ -12,12 +12,12 @@ from graph import timeline
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
 from graph.session import run_turn
 from state.errors import LumenError
 from state.files import atomic_write_json, load_values
 from state.instance import Instance
 from tests.graph.conftest import scripted_deps
+from tests.scripted import ScriptedChatModel
 
 
 def model() -> ScriptedChatModel:

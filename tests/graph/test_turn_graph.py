@@ -5,10 +5,10 @@ import pytest
 
 from graph.builder import TURN_STEPS, build_turn_graph
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
-from nodes import skai
+from kernel import skai
 from state.instance import Instance
 from tests.graph.conftest import TurnRunner, scripted_deps
+from tests.scripted import ScriptedChatModel
 
 SNAPSHOT = Path(__file__).with_name("turn.mermaid")
 
@@ -232,7 +232,7 @@ def _candidate(cid: str, **axes: float) -> object:
 
 
 def _select(deps: Deps, candidates: list[object]) -> dict[str, object]:
-    from nodes.deliberate import lambda_select
+    from nodes.turn.deliberate import lambda_select
     from state.turn import TurnState
 
     state = TurnState(user_text="x", mode="work", candidates=candidates, llm_calls=4)

@@ -14,8 +14,8 @@ from langchain_core.language_models import BaseChatModel
 
 from graph.deps import Deps
 from graph.inference import INFER_SITUATION, infer_claims
-from nodes import infer
-from nodes.memory_kernel import INFERRED_CONFIDENCE_CAP, valid_slot
+from kernel.memory import INFERRED_CONFIDENCE_CAP, valid_slot
+from state import claims as infer
 from state.instance import Instance
 
 pytestmark = pytest.mark.model

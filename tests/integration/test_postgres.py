@@ -25,9 +25,9 @@ from graph.builder import build_turn_graph
 from graph.checkpoints import open_checkpointer
 from graph.deps import Deps
 from graph.ops_cli import prune_postgres
-from graph.scripted import ScriptedChatModel
 from graph.session import run_turn
 from state.instance import Instance
+from tests.scripted import ScriptedChatModel
 
 SERVER_USER = "postgres"
 START_TIMEOUT_S = 30

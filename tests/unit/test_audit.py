@@ -21,7 +21,6 @@ from graph.audit import (
 )
 from graph.autonomy import run
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel, cycle_model
 from state.errors import LumenError
 from state.files import dump_records, load_values
 from state.instance import Instance, init_instance
@@ -29,6 +28,7 @@ from state.journal import MemoryJournal
 from state.records import Author, ValueRecord
 from state.self_state import utc_now
 from state.snapshot import SelfSnapshot, SnapshotGoal
+from tests.scripted import ScriptedChatModel, cycle_model
 
 
 def scripted() -> ScriptedChatModel:

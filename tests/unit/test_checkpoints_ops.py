@@ -18,11 +18,11 @@ from graph.builder import build_turn_graph
 from graph.checkpoints import open_checkpointer, redact_url, sqlite_saver
 from graph.deps import Deps
 from graph.ops_cli import CheckpointRow, plan_prune, prune, prune_sqlite
-from graph.scripted import ScriptedChatModel
 from graph.session import run_turn
 from state.config import load_config
 from state.errors import DataFileError, LumenError
 from state.instance import Instance
+from tests.scripted import ScriptedChatModel
 
 Rows = list[tuple[str, str, str, str | None, str]]
 

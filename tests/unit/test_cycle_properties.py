@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graph.deps import Deps
-from graph.scripted import ScriptedChatModel
-from nodes import cycle
+from nodes.cycle import steps as cycle
 from state.cycle import ActionCandidate, CycleState
 from state.instance import init_instance
 from state.self_state import IDENTITY_DIMENSIONS
+from tests.scripted import ScriptedChatModel
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 raw = st.floats(min_value=-5.0, max_value=5.0, allow_nan=False)

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodes.external import (
+from kernel.injection import (
     FLAGS,
     Decision,
     InjectionSignals,
@@ -29,7 +29,7 @@ from nodes.external import (
     sanitize,
     wrap,
 )
-from nodes.shadow import normalize_action
+from kernel.shadow import normalize_action
 
 SECURITY = Path(__file__).resolve().parents[3] / "shared" / "security"
 DEV_SET = SECURITY / "injection_dev.jsonl"

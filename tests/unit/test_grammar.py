@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes.grammar import BUILTIN_GRAMMARS, load_grammar, render_reply, split_sentences
+from kernel.grammar import BUILTIN_GRAMMARS, load_grammar, render_reply, split_sentences
 
 DRAFT = """Hi there! Great question. I think the cache is stale after the 2.5 release, e.g. \
 on node 7.

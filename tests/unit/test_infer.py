@@ -14,12 +14,12 @@ from langchain_core.messages import BaseMessage
 
 from graph.deps import Deps
 from graph.inference import INFER_SITUATION, infer_claims
-from graph.scripted import ScriptedChatModel
-from nodes import infer
-from nodes.memory_kernel import INFERRED_CONFIDENCE_CAP, valid_slot
+from kernel.memory import INFERRED_CONFIDENCE_CAP, valid_slot
+from state import claims as infer
 from state.instance import Instance
 from state.records import MemoryEntry
 from state.tiers import Claim
+from tests.scripted import ScriptedChatModel
 
 PRIYA = "My name is Priya and I live in Oslo."
 NURSE = "I work as a nurse and I love Python."

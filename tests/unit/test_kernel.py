@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes import kernel
+from kernel import core as kernel
 
 
 @pytest.mark.parametrize(

@@ -20,15 +20,15 @@ from graph.maintenance import (
     summaries_for_span,
     write_year_summaries,
 )
-from graph.scripted import ScriptedChatModel, cycle_model
-from nodes import memory_kernel as mk
-from nodes.reflect import review
+from kernel import memory as mk
+from nodes.reflect.steps import review
 from state.counters import read_counters
 from state.cycle import ReflectState
 from state.instance import Instance
 from state.journal import verify_digests
 from state.records import Author, MemoryEntry
 from state.self_state import utc_now
+from tests.scripted import ScriptedChatModel, cycle_model
 
 T0 = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nodes import memory_kernel as mk
+from kernel import memory as mk
 
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nodes import mscp
-from nodes.kernel import identity_hash
-from nodes.mscp import (
+from kernel import mscp
+from kernel.core import identity_hash
+from kernel.mscp import (
     AFFECT_DEFAULTS,
     AFFECT_DIMS,
     BELIEF_FLOOR,
@@ -110,7 +110,7 @@ def test_mscp_imports_only_stdlib_and_kernel() -> None:
             assert node.module is not None
             modules.add(node.module)
     non_stdlib = {m for m in modules if m.split(".")[0] not in sys.stdlib_module_names}
-    assert non_stdlib <= {"__future__", "nodes.kernel"}, non_stdlib
+    assert non_stdlib <= {"__future__", "kernel.core"}, non_stdlib
 
 
 def test_mscp_constants_match_spec() -> None:

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from nodes.shadow import (
+from kernel.shadow import (
+    Shadow,
+    ShadowPattern,
     ShadowVerdict,
     action_description,
     check_shadow,
@@ -18,8 +20,7 @@ from nodes.shadow import (
     normalize_action,
     validate_shadow,
 )
-from state.self_state import Shadow, ShadowPattern
-from state.shadow_catalogue import (
+from kernel.shadow_catalogue import (
     DEFAULT_BIAS_PATTERNS,
     DEFAULT_VETO_PATTERNS,
     SEED_DESTRUCTIVE_ACTION,

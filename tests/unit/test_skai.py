@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nodes import skai
-from nodes.skai import (
+from kernel import skai
+from kernel.skai import (
     AXES,
     LAMBDA_WEIGHTS,
     PENALTIES,

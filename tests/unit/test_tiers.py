@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes import memory_kernel as mk
+from kernel import memory as mk
 from state.tiers import MemoryTiers, SlotOutcome, TierError
 
 USER = "channel:chat:sender:local"

@@ -9,7 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nodes.writeback import (
+from kernel.patterns import ShadowPattern
+from kernel.shadow_catalogue import DEFAULT_VETO_PATTERNS
+from state.instance import new_identity
+from state.self_state import Self
+from state.writeback import (
     ALLOWED_KEYS,
     ARCHETYPE_MAX_JUMP,
     MAX_LIST_ITEMS,
@@ -21,9 +25,6 @@ from nodes.writeback import (
     poisoning_reason,
     validate_writeback,
 )
-from state.instance import new_identity
-from state.self_state import Self, ShadowPattern
-from state.shadow_catalogue import DEFAULT_VETO_PATTERNS
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 VETO = "psyche.shadow.veto_patterns"

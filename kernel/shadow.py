@@ -41,7 +41,30 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from state.self_state import Shadow, ShadowPattern
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel.patterns import ShadowPattern
+from kernel.shadow_catalogue import DEFAULT_BIAS_PATTERNS, DEFAULT_VETO_PATTERNS
+
+
+def _seed_vetoes() -> list[ShadowPattern]:
+    """Return the seed's ``destructive_action`` veto plus the destructive-action catalogue."""
+    return [p.model_copy(deep=True) for p in DEFAULT_VETO_PATTERNS]
+
+
+def _seed_biases() -> list[ShadowPattern]:
+    """Return the seed's ``repetitive_loop`` bias plus the catalogue's soft biases."""
+    return [p.model_copy(deep=True) for p in DEFAULT_BIAS_PATTERNS]
+
+
+class Shadow(BaseModel):
+    """Constrained anti-patterns: hard vetoes and soft biases."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    veto_patterns: list[ShadowPattern] = Field(default_factory=_seed_vetoes)
+    bias_patterns: list[ShadowPattern] = Field(default_factory=_seed_biases)
+
 
 REGEX_PREFIX = "re:"
 """A trigger starting with this prefix is a regular expression."""

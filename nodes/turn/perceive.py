@@ -12,8 +12,8 @@ import re
 
 from graph.deps import Deps
 from graph.signals import belief_context, record_statement
-from nodes import skai
-from nodes.text import (
+from kernel import skai
+from kernel.text import (
     CONSTRAINT,
     GREETINGS,
     HEDGES,
@@ -65,7 +65,7 @@ Update = dict[str, object]
 
 def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
     """Move untrusted input out of state: screen it, vault the wrapped text, keep a placeholder."""
-    from nodes.external import classify
+    from kernel.injection import classify
 
     if classify(state.source) == "trusted":
         return {}

@@ -11,8 +11,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from nodes.kernel import archetype_bonus
-from nodes.text import content_words
+from kernel.core import archetype_bonus
+from kernel.text import content_words
 
 ARITH = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?(?:\s*(?:[-+*/%^]|\*\*|//)\s*\(?\s*\d+(?:\.\d+)?\)?)+)"

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes.shadow import confusable_table, decode_escapes
+from kernel.shadow import confusable_table, decode_escapes
 
 Trust = Literal["trusted", "untrusted_external", "derived_summary"]
 Action = Literal["allow", "sanitize", "block", "audit"]

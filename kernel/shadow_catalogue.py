@@ -1,6 +1,6 @@
 """Default shadow patterns: the seed's ``destructive_action`` veto plus a destructive catalogue.
 
-Triggers use the shadow trigger language of ``nodes.shadow``: plain phrases, or ``re:`` regexes
+Triggers use the shadow trigger language of ``kernel.shadow``: plain phrases, or ``re:`` regexes
 searched in the normalised description (casefolded, quotes removed, whitespace collapsed, dashes
 unified). Regexes stay inside one shell command with ``[^;&|]`` and check structure (flags, a
 missing ``WHERE``, a statement end) rather than listing strings, so look-alikes such as
@@ -9,7 +9,7 @@ missing ``WHERE``, a statement end) rather than listing strings, so look-alikes 
 
 from __future__ import annotations
 
-from state.self_state import ShadowPattern
+from kernel.patterns import ShadowPattern
 
 _SEG = r"[^;&|]"
 """A character of the same shell command: anything but ``;``, ``&`` or ``|``."""

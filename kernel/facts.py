@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nodes.memory_kernel import slugify, valid_slot
+from kernel.memory import slugify, valid_slot
 
 MAX_VALUE_WORDS = 6
 

@@ -4,7 +4,7 @@ naming → consolidate → growth_tick → emit_updates → habit_update → out
 lesson_extract → policy_shape → self_authored_update → rehearsal_run →
 self_representation_update → self_reference_index → naming_operator_update → recurrence_closure.
 
-Every number comes from SKAi (via ``nodes.skai``). Cross-turn counters live in ``me.metacog``;
+Every number comes from SKAi (via ``kernel.skai``). Cross-turn counters live in ``me.metacog``;
 outcomes, lessons, rehearsals, policy changes and the self-authored layers are append-only JSONL
 files under the instance. The self is persisted once, in the last step, so a crash mid-turn
 leaves the last good self on disk.
@@ -17,8 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from graph.deps import Deps
-from nodes import skai
-from nodes.text import content_words
+from kernel import skai
+from kernel.text import content_words
 from state.files import append_jsonl
 from state.self_state import Belief, BeliefRevision, EpisodicEvent, NamedConcept, Regret, utc_now
 from state.turn import HISTORY_TURNS, Exchange, TurnState

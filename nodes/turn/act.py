@@ -12,10 +12,10 @@ import re
 from graph.action import perform
 from graph.deps import Deps
 from graph.skills import registry
-from nodes import skai
-from nodes.grammar import render_reply
-from nodes.text import overlap, sentences
-from nodes.tools import breakdown, candidates
+from kernel import skai
+from kernel.affordance import breakdown, candidates
+from kernel.grammar import render_reply
+from kernel.text import overlap, sentences
 from state.self_state import ToolUse
 from state.turn import ToolCall, ToolChoice, TurnState
 

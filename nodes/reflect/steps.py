@@ -19,13 +19,13 @@ from pydantic import BaseModel, Field
 from graph.deps import Deps
 from graph.maintenance import review_context
 from graph.thinking import think_json
-from nodes import mscp
-from nodes.writeback import apply_writeback, validate_writeback
+from kernel import mscp
 from state.cycle import Proposal, ReflectState
 from state.files import load_goals, load_values
 from state.permissions import DataWriter
 from state.records import ValueRecord
 from state.self_state import utc_now
+from state.writeback import apply_writeback, validate_writeback
 
 Update = dict[str, object]
 REVIEW_MEMORIES = 40

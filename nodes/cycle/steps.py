@@ -7,7 +7,7 @@ workspace_broadcast → predict → act → compare → escalation_guard → con
 [stabilize] → self_update → value_lock_check → [rollback → rollback_check] → goal_mutation →
 [meta_depth_2] → cycle_end.
 
-Every number comes from ``nodes.mscp`` (pure). Writes go through ``state.permissions.DataWriter``
+Every number comes from ``kernel.mscp`` (pure). Writes go through ``state.permissions.DataWriter``
 bound to the action or explore loop, so the action loop can never write values, goal weights or
 soul.md; MSCP's goal-weight adjustments become clamped *proposals* that only the reflection loop
 may apply. The self (identity vector, affect, stability, autonomy windows) is persisted once, in
@@ -24,8 +24,8 @@ from graph.action import perform
 from graph.deps import Deps
 from graph.skills import registry
 from graph.thinking import think_json
-from nodes import mscp
-from nodes.tools import candidates as cue_candidates
+from kernel import mscp
+from kernel.affordance import candidates as cue_candidates
 from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
 from state.files import append_jsonl, atomic_write_json, load_goals, load_values
 from state.permissions import DataWriter

@@ -22,7 +22,7 @@ The writable fields are:
 Immutable, whatever the encoding: the identity (``identity_id``, the identity hashes, anything
 under ``identity``), the persona ``name`` (unless ``user_initiated``), Layer-0 rules (any key
 naming ethics, layer 0, rules, core values, the value lock, invariants or the kernel) and the
-built-in veto patterns of :data:`~state.shadow_catalogue.DEFAULT_VETO_PATTERNS` (a proposed
+built-in veto patterns of :data:`~kernel.shadow_catalogue.DEFAULT_VETO_PATTERNS` (a proposed
 ``veto_patterns`` list must keep every built-in pattern exactly as it is; adding, editing or
 removing user patterns needs ``user_initiated``; the list is never empty).
 
@@ -43,9 +43,10 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from nodes.shadow import normalize_action, validate_patterns
-from state.self_state import ArchetypeWeights, Persona, Psyche, Self, ShadowPattern
-from state.shadow_catalogue import DEFAULT_VETO_PATTERNS
+from kernel.patterns import ShadowPattern
+from kernel.shadow import normalize_action, validate_patterns
+from kernel.shadow_catalogue import DEFAULT_VETO_PATTERNS
+from state.self_state import ArchetypeWeights, Persona, Psyche, Self
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def poisoning_reason(text: str) -> str | None:
     """Return the poisoning category ``text`` matches, or None.
 
     A small, general lexical net over the normalised text (see
-    :func:`~nodes.shadow.normalize_action`): instruction overrides ("ignore previous"), role
+    :func:`~kernel.shadow.normalize_action`): instruction overrides ("ignore previous"), role
     spoofs ("you are now", ``system:``, ``<|im_start|>``), persistence phrases ("from now on"),
     secrets exfiltration and URLs carrying data (query strings, templates, long blobs, ``data:``).
     """

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from graph.deps import Deps
 from graph.thinking import think_json, think_text, within_budget
-from nodes import skai
+from kernel import skai
 from state.files import parse_soul
 from state.turn import Candidate, Mode, TurnState
 

@@ -2,7 +2,7 @@
 
 Everything here is deterministic and model-free: plain numbers, strings and frozen dataclasses go
 in, numbers and records come out. There is no I/O, no clock and no randomness; only the standard
-library and :mod:`nodes.kernel` are imported.
+library and :mod:`kernel.core` are imported.
 
 Constants are named after the quantity in the MSCP Level 3 document
 (``seeds/001_24fd9bcb44c0e9ca``, cited as "§n" or "Def. n"), the consciousness spec
@@ -47,7 +47,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from nodes.kernel import archetype_bonus, clamp, identity_hash
+from kernel.core import archetype_bonus, clamp, identity_hash
 
 # --- §4.1 identity vector (Def. 4-6) and §8.2 self-update caps -----------------------------------
 
@@ -1194,7 +1194,7 @@ def score_breakdown(
 
     ``recency`` is the recency penalty and always lowers the score: its sign is ignored, so
     ``0.05`` and ``-0.05`` both subtract 0.05 and print ``recency=-0.05``. The archetype term
-    is :func:`~nodes.kernel.archetype_bonus` of ``archetype_weight``. The string reads
+    is :func:`~kernel.core.archetype_bonus` of ``archetype_weight``. The string reads
     ``[score=0.85: base=0.80 recency=-0.00 novelty=+0.15 episodic=+0.00 pressure=+0.00
     archetype=+0.030]``.
     """

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from nodes.kernel import clamp
+from kernel.core import clamp
 
 # --- §16.1 base scoring heuristic ------------------------------------------------------------
 

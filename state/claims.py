@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from nodes.memory_kernel import USER_ENTITY, inferred_confidence, valid_slot
+from kernel.memory import USER_ENTITY, inferred_confidence, valid_slot
 from state.records import MemoryEntry
 from state.tiers import normalise_value
 
