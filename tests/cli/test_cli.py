@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.cli import main
+from cli.app import main
 from state.instance import Instance
 
 READ_ONLY = [

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graph.cli import main
-from graph.memory_cli import hit_line
+from cli.app import main
+from cli.memory import hit_line
 from kernel.memory import Observation
 from state.instance import Instance
 from state.memory import Hit, MemoryStore

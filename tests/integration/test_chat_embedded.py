@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.cli import main
+from cli.app import main
 
 pytestmark = pytest.mark.model
 
@@ -46,7 +46,7 @@ def test_work_turn_gives_a_structured_reply(capsys: pytest.CaptureFixture[str]) 
 def test_repl_exits_cleanly_on_end_of_input(tmp_path: Path) -> None:
     env = {**os.environ, "LUMEN_HOME": str(tmp_path / "repl"), "LUMEN_LLM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "graph.cli_entry"],
+        [sys.executable, "-m", "cli", "chat"],
         input="Hi there!\n",
         capture_output=True,
         text=True,

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from graph.cli import main
+from cli.app import main
 from state.instance import Instance
 from state.memory import MemoryStore
 from state.tiers import USER_ENTITY

@@ -24,7 +24,7 @@ import pytest
 from graph.builder import build_turn_graph
 from graph.checkpoints import open_checkpointer
 from graph.deps import Deps
-from graph.ops_cli import prune_postgres
+from graph.prune import prune_postgres
 from graph.session import run_turn
 from state.instance import Instance
 from tests.scripted import ScriptedChatModel

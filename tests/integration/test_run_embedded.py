@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from graph.cli import main
+from cli.app import main
 from state.instance import Instance
 
 pytestmark = pytest.mark.model

@@ -291,7 +291,7 @@ def audit_cli(*args: str) -> Any:
     import typer
     from typer.testing import CliRunner
 
-    from graph.audit_cli import register
+    from cli.audit import register
 
     app = typer.Typer()
 

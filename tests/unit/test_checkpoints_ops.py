@@ -14,10 +14,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from cli.ops import prune
 from graph.builder import build_turn_graph
 from graph.checkpoints import open_checkpointer, redact_url, sqlite_saver
 from graph.deps import Deps
-from graph.ops_cli import CheckpointRow, plan_prune, prune, prune_sqlite
+from graph.prune import CheckpointRow, plan_prune, prune_sqlite
 from graph.session import run_turn
 from state.config import load_config
 from state.errors import DataFileError, LumenError

@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from graph.tasks_cli import tasks_app
+from cli.tasks import tasks_app
 from state.errors import DataFileError, LumenError
 from state.instance import Instance
 from state.tasks import (

@@ -1,4 +1,4 @@
-"""``lumen prune``: keep each thread's newest N checkpoints and drop the rest, safely.
+"""Checkpoint pruning: keep each thread's newest N checkpoints and drop the rest, safely.
 
 What is kept, per thread (``--thread`` limits it to one):
 
@@ -17,7 +17,7 @@ Threads using a ``DeltaChannel`` rebuild values from older checkpoints, so they 
 SQLite the prune is one ``BEGIN IMMEDIATE`` transaction (a concurrent run waits), preceded and
 followed by ``PRAGMA integrity_check``, then ``VACUUM``. On PostgreSQL the same rows go in one
 transaction that locks the three checkpoint tables, blobs no kept checkpoint references go too,
-then ``VACUUM``. Mount with ``app.command("prune")(prune)``.
+then ``VACUUM``. ``lumen prune`` (``cli.ops``) calls ``prune_checkpoints``.
 """
 
 from __future__ import annotations
@@ -30,12 +30,10 @@ from collections.abc import Iterable, Mapping
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from state.errors import LumenError
-from state.instance import Instance, default_root
+from state.instance import Instance
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -440,7 +438,7 @@ def _group_ids(keys: Iterable[Key]) -> dict[tuple[str, str], list[str]]:
     return grouped
 
 
-# --------------------------------------------------------------------------- command
+# --------------------------------------------------------------------------- instance
 
 
 def prune_checkpoints(
@@ -450,28 +448,3 @@ def prune_checkpoints(
     if config.checkpoints.backend == "postgres":
         return prune_postgres(config.checkpoints.postgres_url, keep, thread)
     return prune_sqlite(instance.checkpoint_db, keep, thread)
-
-
-KeepOption = Annotated[
-    int, typer.Option("--keep", help="Checkpoints each thread keeps (its newest; at least 1).")
-]
-ThreadOption = Annotated[
-    str | None, typer.Option("--thread", help="Prune only this thread (default: every thread).")
-]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
-
-def prune(keep: KeepOption, thread: ThreadOption = None, as_json: JsonFlag = False) -> None:
-    """Remove old checkpoints: each thread keeps its newest N (with their pending writes)."""
-    from state.config import load_config
-
-    if keep < 1:
-        raise LumenError(f"--keep must be at least 1 (got {keep})")
-    instance = Instance(default_root()).require()
-    report = prune_checkpoints(
-        instance, load_config(instance.config_file), keep=keep, thread=thread
-    )
-    if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
-    else:
-        typer.echo(report.line())

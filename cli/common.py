@@ -38,3 +38,10 @@ def table(title: str, columns: list[str], rows: list[list[Any]]) -> None:
 def warn(message: str) -> None:
     """Print a warning line on stderr."""
     typer.echo(f"lumen: warning: {message}", err=True)
+
+
+def after_reply(deps: Any) -> None:
+    """Index deferred memories and run the post-turn memory work (``graph.memory_ops``)."""
+    from graph.memory_ops import after_reply as run_after_reply
+
+    run_after_reply(deps)

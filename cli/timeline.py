@@ -1,4 +1,4 @@
-"""``lumen history``, ``show``, ``diff``, ``replay`` and ``fork`` (mounted by ``graph.cli``)."""
+"""Time travel: ``lumen history``, ``show``, ``diff`` (``graph.history``), ``replay``, ``fork``."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ from typing import Annotated
 
 import typer
 
-from graph.cli_common import JsonFlag
-from graph.cli_common import current_instance as _instance
-from graph.cli_common import emit_json as _emit
+from cli.common import JsonFlag, current_instance, emit_json
 from state.errors import LumenError
+
+
+def register(app: typer.Typer) -> None:
+    """Add the time-travel commands to the main app."""
+    for command in (history, show, diff, replay, fork):
+        app.command()(command)
 
 
 def history(
@@ -21,13 +25,15 @@ def history(
     as_json: JsonFlag = False,
 ) -> None:
     """List checkpoints: time, graph, node, mode, identity hash, C(t) and what changed."""
-    from graph import timeline
+    from graph import history as checkpoints
 
     if limit < 1:
         raise LumenError("--limit must be at least 1")
-    rows = timeline.list_checkpoints(_instance(), thread=thread, limit=limit, subgraphs=subgraphs)
+    rows = checkpoints.list_checkpoints(
+        current_instance(), thread=thread, limit=limit, subgraphs=subgraphs
+    )
     if as_json:
-        _emit([r.to_dict() for r in rows])
+        emit_json([r.to_dict() for r in rows])
         return
     if not rows:
         typer.echo("no checkpoints yet")
@@ -46,12 +52,12 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show the self at a checkpoint: soul, values, goals, identity, psyche, affect, beliefs."""
-    from graph import timeline
+    from graph import history as checkpoints
 
-    info = timeline.find(_instance(), checkpoint)
-    snap = timeline.snapshot_of(info)
+    info = checkpoints.find(current_instance(), checkpoint)
+    snap = checkpoints.snapshot_of(info)
     if as_json:
-        _emit({**info.to_dict(), "self": snap.model_dump(mode="json", exclude={"self_core"})})
+        emit_json({**info.to_dict(), "self": snap.model_dump(mode="json", exclude={"self_core"})})
         return
     lines = [
         f"checkpoint {info.checkpoint_id} ({info.graph}, thread {info.thread}, {info.ts[:19]})",
@@ -78,11 +84,11 @@ def diff(
     as_json: JsonFlag = False,
 ) -> None:
     """Show how the self changed from one checkpoint to another."""
-    from graph import timeline
+    from graph import history as checkpoints
 
-    a, b, change = timeline.diff(_instance(), first, second)
+    a, b, change = checkpoints.diff(current_instance(), first, second)
     if as_json:
-        _emit({"from": a.to_dict(), "to": b.to_dict(), "diff": change.to_dict()})
+        emit_json({"from": a.to_dict(), "to": b.to_dict(), "diff": change.to_dict()})
         return
     typer.echo(f"{a.short_id} → {b.short_id}")
     for line in change.lines():
@@ -99,9 +105,9 @@ def replay(
     """Re-run from a checkpoint with the self it had, in a new branch (the present is untouched)."""
     from graph import timeline
 
-    done = timeline.replay(_instance(), checkpoint, text=text)
+    done = timeline.replay(current_instance(), checkpoint, text=text)
     if as_json:
-        _emit(done.to_dict())
+        emit_json(done.to_dict())
         return
     typer.echo(f"replayed in branch {done.branch.name} ({done.branch.root})")
     if done.resumed_at:
@@ -119,15 +125,9 @@ def fork(
     """Branch the self at a checkpoint into a new instance directory and thread."""
     from graph import timeline
 
-    branch = timeline.fork(_instance(), checkpoint, thread)
+    branch = timeline.fork(current_instance(), checkpoint, thread)
     if as_json:
-        _emit(branch.to_dict())
+        emit_json(branch.to_dict())
         return
     typer.echo(f"forked {branch.source.short_id} into {branch.root}")
     typer.echo(f"continue with: LUMEN_HOME={branch.root} lumen chat --thread {branch.thread}")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the time-travel commands to the main app."""
-    for command in (history, show, diff, replay, fork):
-        app.command()(command)

@@ -1,8 +1,7 @@
-"""``lumen tasks``: list, add and cancel scheduled tasks (mounted by ``graph.cli``).
+"""``lumen tasks``: list, add and cancel scheduled tasks.
 
-Mount with ``app.add_typer(tasks_app, name="tasks")``. Errors are ``LumenError``, which the main
-CLI turns into one line on stderr. The small output helpers are repeated here rather than
-imported from ``graph.cli``, which imports this module.
+``register`` mounts ``tasks_app`` as ``lumen tasks``. Errors are ``LumenError``, which the main
+CLI turns into one line on stderr.
 """
 
 from __future__ import annotations
@@ -12,9 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from graph.cli_common import JsonFlag
-from graph.cli_common import emit_json as _emit_json
-from graph.cli_common import table as _table
+from cli.common import JsonFlag, emit_json, table
 from state.instance import Instance, default_root
 from state.tasks import Task, TaskQueue
 
@@ -26,6 +23,11 @@ tasks_app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``lumen tasks`` on the app."""
+    app.add_typer(tasks_app, name="tasks")
 
 
 def _queue() -> TaskQueue:
@@ -64,9 +66,9 @@ def tasks_main(
         return
     tasks = _queue().list(include_finished=show_all)
     if as_json:
-        _emit_json([t.model_dump(mode="json") for t in tasks])
+        emit_json([t.model_dump(mode="json") for t in tasks])
         return
-    _table("Tasks", COLUMNS, [_row(t) for t in tasks])
+    table("Tasks", COLUMNS, [_row(t) for t in tasks])
 
 
 @tasks_app.command("add")
@@ -87,7 +89,7 @@ def add_command(
     """Add a recurring user task."""
     task = _queue().add_user(cron, prompt, origin="cli")
     if as_json:
-        _emit_json(task.model_dump(mode="json"))
+        emit_json(task.model_dump(mode="json"))
         return
     typer.echo(f"Added task {task.id} ({task.cron}); next run {_when(task.next_run)}")
 
@@ -100,6 +102,6 @@ def cancel_command(
     """Cancel a pending or running task."""
     task = _queue().cancel(task_id)
     if as_json:
-        _emit_json(task.model_dump(mode="json"))
+        emit_json(task.model_dump(mode="json"))
         return
     typer.echo(f"Cancelled task {task.id}")

@@ -1,10 +1,10 @@
-"""``lumen memory``, ``lumen beliefs`` and ``lumen maintain`` (mounted by ``graph.cli``).
+"""``lumen memory``, ``lumen beliefs`` and ``lumen maintain``.
 
 ``lumen memory [flags]`` lists recent ledger entries; its sub-commands ``search`` and ``forget``
 reach the ranked retrieval and the audited soft delete of ``state.memory.MemoryStore``.
 ``beliefs`` shows the belief tiers (``state.tiers``) and ``maintain`` runs the memory
 maintenance pass. Errors are ``LumenError``, which the main CLI turns into one line on stderr.
-Output helpers come from ``graph.cli_common``; heavy modules are imported inside the commands.
+Output helpers come from ``cli.common``; heavy modules are imported inside the commands.
 """
 
 from __future__ import annotations
@@ -16,11 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from graph.cli_common import JsonFlag
-from graph.cli_common import current_instance as _instance
-from graph.cli_common import emit_json as _emit_json
-from graph.cli_common import table as _table
-from graph.cli_common import warn as _warn
+from cli.common import JsonFlag, current_instance, emit_json, table, warn
 from state.errors import LumenError
 
 if TYPE_CHECKING:
@@ -36,6 +32,13 @@ memory_app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``lumen memory`` and add ``beliefs`` and ``maintain`` to the app."""
+    app.add_typer(memory_app, name="memory")
+    app.command("beliefs")(beliefs_command)
+    app.command("maintain")(maintain_command)
 
 
 MIN_ID_PREFIX = 8
@@ -61,7 +64,7 @@ def _store() -> MemoryStore:
     """Open the memory store of the current instance (no model, no config needed)."""
     from state.memory import MemoryStore
 
-    return MemoryStore.for_instance(_instance())
+    return MemoryStore.for_instance(current_instance())
 
 
 def clip(text: str, width: int = TEXT_WIDTH) -> str:
@@ -99,16 +102,16 @@ def memory_main(
         return
     from state.journal import MemoryJournal
 
-    report = MemoryJournal(_instance().memory_dir).read(day=_parse_day(on_date))
+    report = MemoryJournal(current_instance().memory_dir).read(day=_parse_day(on_date))
     for line in report.skipped:
-        _warn(line)
+        warn(line)
     entries = [e for e in report.entries if author is None or e.author == author.value]
     if not show_all:
         entries = entries[-limit:]
     if as_json:
-        _emit_json([e.model_dump(mode="json") for e in entries])
+        emit_json([e.model_dump(mode="json") for e in entries])
         return
-    _table(
+    table(
         "Memories",
         ["timestamp", "author", "weight", "situation", "description"],
         [
@@ -150,7 +153,7 @@ def search_command(
         raise LumenError("search needs a non-empty QUERY")
     hits = _store().search(query, k=k)
     if as_json:
-        _emit_json([hit_json(h) for h in hits])
+        emit_json([hit_json(h) for h in hits])
         return
     if not hits:
         typer.echo(f"no memories match {query!r}")
@@ -220,7 +223,7 @@ def forget_command(
         raise LumenError(str(exc)) from None
     demoted = demoted_by_forgetting(store.tiers, full_id)
     if as_json:
-        _emit_json(forget_json(store.tiers, entry, reason.strip(), demoted))
+        emit_json(forget_json(store.tiers, entry, reason.strip(), demoted))
         return
     for line in forget_lines(entry, reason.strip(), demoted):
         typer.echo(line)
@@ -326,7 +329,7 @@ def beliefs_command(
     """Show current beliefs (slots), inferred hypotheses and the belief graph."""
     view = collect_beliefs(_store().tiers, entity=entity, history=history)
     if as_json:
-        _emit_json(beliefs_json(view, history=history))
+        emit_json(beliefs_json(view, history=history))
         return
     if view.empty():
         typer.echo(f"no beliefs about {entity!r} yet" if entity else "no beliefs yet")
@@ -542,9 +545,9 @@ def maintain_command(as_json: JsonFlag = False) -> None:
     from graph.deps import Deps
     from graph.maintenance import maintain
 
-    report = maintain(Deps.for_instance(_instance()))
+    report = maintain(Deps.for_instance(current_instance()))
     if as_json:
-        _emit_json(report.to_dict())
+        emit_json(report.to_dict())
         return
     for line in report.lines():
         typer.echo(line)

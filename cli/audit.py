@@ -1,4 +1,4 @@
-"""``lumen audit`` (mounted by ``graph.cli`` through ``register``).
+"""``lumen audit``: the audits and experiments of ``graph.audit``.
 
 ``lumen audit [--json] [--strict]`` runs the four deterministic audits of ``graph.audit``;
 ``lumen audit ablation`` and ``lumen audit model-swap`` run the two experiments on throw-away
@@ -12,9 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from graph.cli_common import JsonFlag
-from graph.cli_common import current_instance as _instance
-from graph.cli_common import emit_json as _emit_json
+from cli.common import JsonFlag, current_instance, emit_json
 from state.errors import LumenError
 
 if TYPE_CHECKING:
@@ -54,11 +52,11 @@ def audit_command(
     from graph.audit import audit
     from state.memory import MemoryStore
 
-    instance = _instance()
+    instance = current_instance()
     store = MemoryStore.for_instance(instance)
     report = audit(instance, store, stale_days=stale_days)
     if as_json:
-        _emit_json(report.to_dict())
+        emit_json(report.to_dict())
     else:
         for line in report.lines():
             typer.echo(line)
@@ -70,7 +68,7 @@ def _print_experiment(experiment: Experiment, as_json: bool) -> None:
     from graph.audit import ARM_COLUMNS
 
     if as_json:
-        _emit_json(experiment.to_dict())
+        emit_json(experiment.to_dict())
         return
     rows = [ARM_COLUMNS, *([str(cell) for cell in row] for row in experiment.rows())]
     widths = [max(len(row[i]) for row in rows) for i in range(len(ARM_COLUMNS))]
@@ -89,7 +87,7 @@ def ablation_command(cycles: CyclesOption = 4, as_json: JsonFlag = False) -> Non
     """Reflexivity ablation: N cycles with reflection vs without, each on a copy."""
     from graph.audit import ablation
 
-    _print_experiment(ablation(_instance(), cycles=cycles), as_json)
+    _print_experiment(ablation(current_instance(), cycles=cycles), as_json)
 
 
 @audit_app.command("model-swap")
@@ -104,7 +102,7 @@ def model_swap_command(
     """Model-swap continuity: N cycles with the configured model vs another, each on a copy."""
     from graph.audit import model_swap, swapped_model_factory
 
-    instance = _instance()
+    instance = current_instance()
     swap = swapped_model_factory(
         instance, provider=provider, model=model, model_path=model_path, base_url=base_url
     )

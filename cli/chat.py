@@ -1,0 +1,137 @@
+"""``lumen chat``: the REPL, or one turn with ``--once``; replies go out via the ``chat`` skill."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cli.common import JsonFlag, after_reply, emit_json, warn
+from state.errors import LumenError
+from state.instance import Instance, default_root
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``chat`` to the app."""
+    app.command()(chat)
+
+
+def chat(
+    once: Annotated[
+        str | None, typer.Option("--once", help="Run one turn and print the reply.")
+    ] = None,
+    thread: Annotated[str, typer.Option("--thread", help="Conversation thread name.")] = "main",
+    forwarded: Annotated[
+        bool,
+        typer.Option("--forwarded", help="The --once text is forwarded/pasted content, not yours."),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Talk with the agent (REPL; Ctrl+C or Ctrl+D exits). Creates an instance if none exists.
+
+    In the REPL, start a line with ``/forward `` to mark it as forwarded content (untrusted).
+    """
+    from state.instance import init_instance
+
+    instance = Instance(default_root())
+    if not instance.exists():
+        init_instance(instance.root)
+        warn(f"no instance found; created one at {instance.root}")
+    if once is not None and not once.strip():
+        raise LumenError("--once needs non-empty text")
+    from graph.deps import Deps
+    from graph.ingress import prepare_input
+    from graph.session import run_turn, turn_runner
+
+    deps = Deps.for_instance(instance)
+    deps.model_for("talk")  # fail fast, with one line, when the model cannot load
+    try:
+        with turn_runner(deps) as compiled:
+            if once is not None:
+                source = "forwarded" if forwarded else "user"
+                turn_input = prepare_input(
+                    deps, once, source=source, vault=deps.scope(thread).vault
+                )
+                _print_turn(deps, run_turn(compiled, turn_input, thread=thread), as_json)
+                return
+            typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
+            while True:
+                try:
+                    text = input("you> ")
+                except (EOFError, KeyboardInterrupt):
+                    typer.echo("", err=True)
+                    return
+                if not text.strip():
+                    continue
+                source = "user"
+                if text.startswith("/forward "):
+                    text, source = text.removeprefix("/forward "), "forwarded"
+                try:
+                    state = run_turn(
+                        compiled,
+                        prepare_input(deps, text, source=source, vault=deps.scope(thread).vault),
+                        thread=thread,
+                    )
+                except KeyboardInterrupt:
+                    typer.echo("\n(turn interrupted; the last good state is kept)", err=True)
+                    return
+                _print_turn(deps, state, as_json)
+    finally:
+        after_reply(deps)
+
+
+def deliver(deps: Any, reply: str) -> str:
+    """Hand the reply to the ``chat`` skill, the skill that faces the user (kept on failure)."""
+    from graph import skills as skill_runner
+    from state.skills import BUILTIN_SKILLS
+
+    main_py = deps.instance.skills_dir / "chat" / "main.py"
+    if not main_py.is_file():
+        main_py = BUILTIN_SKILLS / "chat" / "main.py"
+    result = skill_runner.run(main_py, {"reply": reply}, timeout=10)
+    delivered = str(result.output.get("reply", "")) if result.ok else ""
+    if not delivered:
+        warn(f"chat skill could not deliver the reply ({result.error or 'empty'}); shown raw")
+        return reply
+    return delivered
+
+
+def turn_json(state: Any, reply: str) -> dict[str, Any]:
+    """Return the ``--json`` view of a finished turn."""
+    chosen = state.candidates[state.chosen].id if state.chosen >= 0 else None
+    return {
+        "reply": reply,
+        "mode": state.mode,
+        "mode_scores": state.mode_scores,
+        "lambda": [
+            {"id": c.id, "origin": c.origin, "intent": c.intent, "lambda": c.lam, "axes": c.axes}
+            for c in state.candidates
+        ],
+        "chosen": chosen,
+        "selection_notes": state.selection_notes,
+        "llm_calls": state.llm_calls,
+        "tool_calls": [c.model_dump(exclude={"output"}) for c in state.tool_calls],
+        "vetoes": [
+            {"tool": c.tool, "pattern": c.veto_pattern, "detail": c.detail}
+            for c in state.tool_calls
+            if c.status == "vetoed"
+        ],
+        "skipped": {r.step: r.reason for r in state.trace if r.status == "skipped"},
+        "rc": state.rc,
+        "error_tags": state.error_tags,
+        "timings_ms": state.timings_ms,
+        "degraded": state.degraded,
+        "tainted": state.tainted,
+        "external_action": state.external_action,
+    }
+
+
+def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
+    reply = deliver(deps, state.reply)
+    for note in state.degraded:
+        warn(f"degraded: {note}")
+    if as_json:
+        emit_json(turn_json(state, reply))
+    else:
+        typer.echo(reply)
+    after_reply(deps)  # index this turn's memories while the user reads the reply
