@@ -5,6 +5,11 @@ a timeout, in the workspace, with a scrubbed environment), and only then moved i
 ``skills/NAME/``: a failed validation never leaves a half-made skill. Authoring from the
 autonomous loop is off unless ``[policy] autonomous_skill_authoring = true``. The request passes
 the shadow veto like any action, and the write goes through the action loop's permissions.
+
+An authored skill may use the shared protocol (``skills/_protocol.py``: ``--help``, the JSON
+payload, uniform errors and exit codes): the module is put beside the staged skill for the
+validation and beside the instance's skills when it is installed. Its cues and presentation are
+declared in ``skill.toml`` like a built-in's (see ``state.skills``).
 """
 
 from __future__ import annotations
@@ -16,12 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from graph import skills
-from graph.action import ActionResult, skill_env, workspace
-from graph.deps import Deps
+from graph.action import skill_env, workspace
 from kernel.shadow import action_description, check_shadow
+from nodes.services import ActionResult, Services
 from state.permissions import DataWriter
 from state.self_state import Psyche
+from state.skills import BUILTIN_SKILLS, ensure_protocol
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,30}$")
 VALIDATION_TIMEOUT_S = 10.0
@@ -29,12 +34,18 @@ MAX_SOURCE_BYTES = 64_000
 
 
 def create_skill(
-    deps: Deps, name: str, main_py: str, *, psyche: Psyche, autonomous: bool, description: str = ""
+    deps: Services,
+    name: str,
+    main_py: str,
+    *,
+    psyche: Psyche,
+    autonomous: bool,
+    description: str = "",
 ) -> ActionResult:
     """Author, validate and install ``skills/NAME/main.py``; every refusal is a typed result."""
     if not NAME.match(name):
         return ActionResult(status="refused", detail=f"invalid skill name {name!r}")
-    if (skills.BUILTIN_SKILLS / name).exists() or (deps.instance.skills_dir / name).exists():
+    if (BUILTIN_SKILLS / name).exists() or (deps.instance.skills_dir / name).exists():
         return ActionResult(status="refused", detail=f"a skill named {name!r} already exists")
     if len(main_py.encode("utf-8")) > MAX_SOURCE_BYTES:
         return ActionResult(status="refused", detail="skill source is too large")
@@ -61,6 +72,7 @@ def create_skill(
     with tempfile.TemporaryDirectory(dir=deps.instance.machine) as tmp:
         staged = Path(tmp) / name
         staged.mkdir()
+        ensure_protocol(Path(tmp))  # so the staged skill imports it as it will when installed
         (staged / "main.py").write_text(main_py, encoding="utf-8")
         (staged / "skill.toml").write_text(
             f'name = "{name}"\ndescription = {description[:200]!r}\narchetype = ""\n'
@@ -84,6 +96,7 @@ def create_skill(
                 status="failed",
                 detail=f"--help exited {done.returncode} or printed nothing; skill not installed",
             )
+        ensure_protocol(deps.instance.skills_dir)  # covered by the skills_write check above
         shutil.move(str(staged), deps.instance.skills_dir / name)
     writer.remember(
         f"Created skill {name!r} ({description[:120]})",

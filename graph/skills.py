@@ -1,5 +1,7 @@
 """Run skills: standalone ``main.py`` programs speaking JSON over stdin/stdout.
 
+Finding skills and reading their ``skill.toml`` is ``state.skills``.
+
 Argv is always ``[sys.executable, main.py, ...]`` with a timeout and no shell.
 """
 
@@ -8,60 +10,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-BUILTIN_SKILLS = Path(__file__).resolve().parent.parent / "skills"
+from state.skills import SkillInfo
+
 HELP_TIMEOUT_S = 10.0
 RUN_TIMEOUT_S = 30.0
 OUTPUT_CAP = 64_000
-
-
-@dataclass(frozen=True)
-class SkillInfo:
-    """A skill directory found by a scan."""
-
-    name: str
-    path: Path
-    origin: str
-    has_main: bool
-
-
-ARCHETYPES = ("sage", "healer", "explorer", "guardian")
-
-
-@dataclass(frozen=True)
-class SkillManifest:
-    """``skill.toml``: what a skill is for and how the kernel must treat it."""
-
-    name: str
-    description: str = ""
-    archetype: str = ""
-    untrusted_output: bool = True
-    mutating: bool = True
-
-
-def manifest(skill: SkillInfo) -> SkillManifest:
-    """Read a skill's ``skill.toml``; a missing or broken one gives the cautious defaults."""
-    try:
-        raw = tomllib.loads((skill.path / "skill.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return SkillManifest(name=skill.name)
-    archetype = str(raw.get("archetype", ""))
-    return SkillManifest(
-        name=skill.name,
-        description=str(raw.get("description", "")),
-        archetype=archetype if archetype in ARCHETYPES else "",
-        untrusted_output=bool(raw.get("untrusted_output", True)),
-        mutating=bool(raw.get("mutating", True)),
-    )
-
-
-def registry(instance_skills: Path | None) -> dict[str, tuple[SkillInfo, SkillManifest]]:
-    """Return every runnable skill by name with its manifest."""
-    return {s.name: (s, manifest(s)) for s in scan(instance_skills) if s.has_main}
 
 
 @dataclass
@@ -72,22 +29,6 @@ class SkillResult:
     output: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     exit_code: int | None = None
-
-
-def scan(instance_skills: Path | None) -> list[SkillInfo]:
-    """List instance skills, then built-ins; an instance skill shadows a built-in of its name."""
-    found: dict[str, SkillInfo] = {}
-    for origin, root in (("instance", instance_skills), ("builtin", BUILTIN_SKILLS)):
-        if root is None or not root.is_dir():
-            continue
-        for directory in sorted(root.iterdir()):
-            if not directory.is_dir() or directory.name.startswith(("_", ".")):
-                continue
-            if directory.name in found:
-                continue
-            main = directory / "main.py"
-            found[directory.name] = SkillInfo(directory.name, directory, origin, main.is_file())
-    return sorted(found.values(), key=lambda s: s.name)
 
 
 def help_line(skill: SkillInfo) -> str:

@@ -13,14 +13,19 @@ Exit 0 on success, 2 on bad input (including division by zero), 1 on any other f
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 import math
 import operator
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+try:  # the shared protocol: skills/_protocol.py beside this skill's directory
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
+    from _protocol import SkillError, serve
+except ImportError:  # no copy there: the installed lumen package has it
+    from skills._protocol import SkillError, serve
 
 MAX_EXPRESSION = 200
 MAX_EXPONENT = 1000
@@ -56,15 +61,6 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
     "min": (min, 1, None),
     "max": (max, 1, None),
 }
-
-
-class SkillError(Exception):
-    """An expected failure, reported as {"error": ...} with an exit code."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        """Keep the message and the exit code."""
-        super().__init__(message)
-        self.code = code
 
 
 def check(value: Any) -> Number:
@@ -169,40 +165,5 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     return {"result": calculate(expression), "expression": expression.strip()}
 
 
-def read_payload() -> dict[str, Any]:
-    """Read one JSON object from stdin."""
-    try:
-        raw = sys.stdin.buffer.read().decode("utf-8")
-        payload = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SkillError(f"stdin is not one JSON object: {exc}") from None
-    if not isinstance(payload, dict):
-        raise SkillError("stdin must hold a JSON object")
-    return payload
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the skill; return the exit code."""
-    summary, _, details = (__doc__ or "").partition("\n")
-    summary = summary.partition(": ")[2] or summary
-    parser = argparse.ArgumentParser(
-        prog="calc",
-        description=summary[:1].upper() + summary[1:],
-        epilog=details.strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.parse_args(argv)
-    try:
-        result = run(read_payload())
-    except SkillError as exc:
-        print(json.dumps({"error": str(exc)}))
-        return exc.code
-    except Exception as exc:  # the protocol allows no traceback, only a JSON error
-        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
-        return 1
-    print(json.dumps(result))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(run, __doc__))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""chat: deliver the kernel's reply to the user.
+"""chat: deliver a reply to the user.
 
 Reads one JSON object on stdin: {"reply": "<text>"}.
 Writes one JSON object on stdout: {"reply": "<cleaned text>", "chars": N}.
@@ -9,10 +9,16 @@ chat-template tokens a small model sometimes echoes. Exit 0 on success, 2 on bad
 
 from __future__ import annotations
 
-import argparse
-import json
 import re
 import sys
+from pathlib import Path
+from typing import Any
+
+try:  # the shared protocol: skills/_protocol.py beside this skill's directory
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
+    from _protocol import SkillError, serve
+except ImportError:  # no copy there: the installed lumen package has it
+    from skills._protocol import SkillError, serve
 
 ROLE_LABEL = re.compile(r"^\s*(assistant|lumen|ai|bot)\s*:\s*", re.IGNORECASE)
 TEMPLATE_TOKEN = re.compile(r"<\|[^|>]{1,40}\|>|</?s>")
@@ -25,26 +31,14 @@ def clean(text: str) -> str:
     return text.strip()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the skill."""
-    parser = argparse.ArgumentParser(
-        prog="chat",
-        description='Deliver a reply to the user. stdin: {"reply": str}; '
-        'stdout: {"reply": str, "chars": int}.',
-    )
-    parser.parse_args(argv)
-    try:
-        payload = json.loads(sys.stdin.read() or "{}")
-        reply = payload["reply"]
-        if not isinstance(reply, str):
-            raise TypeError("reply must be a string")
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        print(json.dumps({"error": f"bad input: {exc}"}))
-        return 2
+def run(payload: dict[str, Any]) -> dict[str, Any]:
+    """Clean the reply and count its characters."""
+    reply = payload.get("reply")
+    if not isinstance(reply, str):
+        raise SkillError('bad input: "reply" must be a string')
     text = clean(reply)
-    print(json.dumps({"reply": text, "chars": len(text)}, ensure_ascii=False))
-    return 0
+    return {"reply": text, "chars": len(text)}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(run, __doc__, ensure_ascii=False))

@@ -18,14 +18,19 @@ Exit 0 on success, 2 on bad input or unresolvable text, 1 on any other failure.
 
 from __future__ import annotations
 
-import argparse
 import calendar
-import json
 import re
 import sys
 from datetime import date, datetime, timedelta, tzinfo
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+try:  # the shared protocol: skills/_protocol.py beside this skill's directory
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
+    from _protocol import SkillError, serve
+except ImportError:  # no copy there: the installed lumen package has it
+    from skills._protocol import SkillError, serve
 
 MAX_TEXT = 100
 MAX_COUNT = 10_000
@@ -52,15 +57,6 @@ IN_PAST = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
 RELATIVE_UNIT = re.compile(rf"^(next|last|this)\s+{UNIT}$")
 WEEKDAY = re.compile(r"^(?:(next|last|this|on)\s+)?(" + "|".join(WEEKDAYS) + r")$")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-class SkillError(Exception):
-    """An expected failure, reported as {"error": ...} with an exit code."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        """Keep the message and the exit code."""
-        super().__init__(message)
-        self.code = code
 
 
 def zone(name: Any) -> tuple[tzinfo, str]:
@@ -173,40 +169,5 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     return {"date": day.isoformat(), "weekday": WEEKDAYS[day.weekday()].capitalize(), "text": text}
 
 
-def read_payload() -> dict[str, Any]:
-    """Read one JSON object from stdin."""
-    try:
-        raw = sys.stdin.buffer.read().decode("utf-8")
-        payload = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SkillError(f"stdin is not one JSON object: {exc}") from None
-    if not isinstance(payload, dict):
-        raise SkillError("stdin must hold a JSON object")
-    return payload
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the skill; return the exit code."""
-    summary, _, details = (__doc__ or "").partition("\n")
-    summary = summary.partition(": ")[2] or summary
-    parser = argparse.ArgumentParser(
-        prog="clock",
-        description=summary[:1].upper() + summary[1:],
-        epilog=details.strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.parse_args(argv)
-    try:
-        result = run(read_payload())
-    except SkillError as exc:
-        print(json.dumps({"error": str(exc)}))
-        return exc.code
-    except Exception as exc:  # the protocol allows no traceback, only a JSON error
-        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
-        return 1
-    print(json.dumps(result))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(run, __doc__))

@@ -17,16 +17,21 @@ network failures, timeouts and HTTP error statuses (the error object then carrie
 
 from __future__ import annotations
 
-import argparse
-import json
 import socket
 import sys
 import time
 import urllib.error
 import urllib.request
 from http.client import HTTPMessage
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin, urlsplit
+
+try:  # the shared protocol: skills/_protocol.py beside this skill's directory
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
+    from _protocol import SkillError, serve
+except ImportError:  # no copy there: the installed lumen package has it
+    from skills._protocol import SkillError, serve
 
 DEFAULT_MAX_BYTES = 65536
 MAX_BYTES_CAP = 1024 * 1024
@@ -37,16 +42,6 @@ MAX_URL = 2048
 CHUNK = 16384
 USER_AGENT = "lumen-fetch/0.1 (+https://github.com/; a personal agent)"
 ALLOWED_SCHEMES = ("http", "https")
-
-
-class SkillError(Exception):
-    """An expected failure, reported as {"error": ...} with an exit code."""
-
-    def __init__(self, message: str, code: int = 2, **extra: Any) -> None:
-        """Keep the message, the exit code and extra fields for the error object."""
-        super().__init__(message)
-        self.code = code
-        self.extra = extra
 
 
 class SafeRedirects(urllib.request.HTTPRedirectHandler):
@@ -155,40 +150,5 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     return fetch(url, max_bytes, timeout)
 
 
-def read_payload() -> dict[str, Any]:
-    """Read one JSON object from stdin."""
-    try:
-        raw = sys.stdin.buffer.read().decode("utf-8")
-        payload = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SkillError(f"stdin is not one JSON object: {exc}") from None
-    if not isinstance(payload, dict):
-        raise SkillError("stdin must hold a JSON object")
-    return payload
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the skill; return the exit code."""
-    summary, _, details = (__doc__ or "").partition("\n")
-    summary = summary.partition(": ")[2] or summary
-    parser = argparse.ArgumentParser(
-        prog="fetch",
-        description=summary[:1].upper() + summary[1:],
-        epilog=details.strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.parse_args(argv)
-    try:
-        result = run(read_payload())
-    except SkillError as exc:
-        print(json.dumps({"error": str(exc), **exc.extra}))
-        return exc.code
-    except Exception as exc:  # the protocol allows no traceback, only a JSON error
-        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
-        return 1
-    print(json.dumps(result))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(run, __doc__))

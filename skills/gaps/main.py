@@ -14,45 +14,18 @@ an unreadable self.json or any other failure.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+try:  # the shared protocol: skills/_protocol.py beside this skill's directory
+    sys.path.append(str(Path(__file__).resolve().parent.parent))
+    from _protocol import SkillError, resolve_instance, serve
+except ImportError:  # no copy there: the installed lumen package has it
+    from skills._protocol import SkillError, resolve_instance, serve
+
 DEFAULT_THRESHOLD = 0.4
-
-
-class SkillError(Exception):
-    """An expected failure, reported as {"error": ...} with an exit code."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        """Keep the message and the exit code."""
-        super().__init__(message)
-        self.code = code
-
-
-def resolve_instance(payload: dict[str, Any]) -> Path:
-    """Return the instance root from the payload's "instance" or LUMEN_HOME."""
-    raw = payload.get("instance")
-    if raw is None:
-        raw = os.environ.get("LUMEN_HOME") or None
-    if raw is None:
-        raise SkillError('no instance: pass "instance" or set LUMEN_HOME')
-    if not isinstance(raw, str) or not raw.strip():
-        raise SkillError('"instance" must be a non-empty path string')
-    root = Path(raw).expanduser()
-    if not root.is_absolute():
-        raise SkillError(f"instance path must be absolute, not {raw!r}")
-    looks_like_instance = (
-        (root / "data" / "soul.md").is_file()
-        and (root / "data" / "values.json").is_file()
-        and (root / ".lumen").is_dir()
-    )
-    if not looks_like_instance:
-        raise SkillError(f"no Lumen instance at {root}")
-    return root
 
 
 def load_self_state(root: Path) -> dict[str, Any]:
@@ -101,40 +74,5 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     return {"open_questions": questions, "uncertain_beliefs": uncertain}
 
 
-def read_payload() -> dict[str, Any]:
-    """Read one JSON object from stdin."""
-    try:
-        raw = sys.stdin.buffer.read().decode("utf-8")
-        payload = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SkillError(f"stdin is not one JSON object: {exc}") from None
-    if not isinstance(payload, dict):
-        raise SkillError("stdin must hold a JSON object")
-    return payload
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the skill; return the exit code."""
-    summary, _, details = (__doc__ or "").partition("\n")
-    summary = summary.partition(": ")[2] or summary
-    parser = argparse.ArgumentParser(
-        prog="gaps",
-        description=summary[:1].upper() + summary[1:],
-        epilog=details.strip(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.parse_args(argv)
-    try:
-        result = run(read_payload())
-    except SkillError as exc:
-        print(json.dumps({"error": str(exc)}))
-        return exc.code
-    except Exception as exc:  # the protocol allows no traceback, only a JSON error
-        print(json.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"}))
-        return 1
-    print(json.dumps(result))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(run, __doc__))
