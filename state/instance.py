@@ -9,6 +9,7 @@ Layout (lumen spec, Data Structures)::
       data/memory/<year>/<date>.jsonl    append-only memory ledger
       data/compartments/psyche/psyche.toml
       skills/chat/main.py                the default chat skill
+      skills/_protocol.py                the skills' shared stdin/stdout protocol
       .lumen/config.toml                 model and kernel settings
       .lumen/self.json                   identity vector, affect, budget, stability
       .lumen/checkpoints.sqlite          LangGraph checkpoints
@@ -26,7 +27,7 @@ import tomllib
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -257,8 +258,11 @@ class Instance:
         return merged
 
 
-def init_instance(root: Path, *, force: bool = False, today: date | None = None) -> Instance:
+def init_instance(root: Path, *, force: bool = False, now: datetime | None = None) -> Instance:
     """Scaffold an instance at ``root``.
+
+    ``now`` is the clock reading the instance is created at (default: the current UTC time): it
+    names this year's goals file and dates the first memory, so a test can pin both.
 
     Refuses when an instance already exists unless ``force``; even with ``force`` nothing that
     exists is overwritten or deleted: only missing files are created.
@@ -268,7 +272,8 @@ def init_instance(root: Path, *, force: bool = False, today: date | None = None)
         raise LumenError(f"an instance already exists at {root} (use --force to add missing files)")
     if root.exists() and not root.is_dir():
         raise LumenError(f"{root} exists and is not a directory")
-    day = today or date.today()
+    now = now or datetime.now(UTC)
+    day = now.date()
 
     def create(path: Path, text: str) -> None:
         if not path.exists():
@@ -303,6 +308,9 @@ def init_instance(root: Path, *, force: bool = False, today: date | None = None)
             dirs_exist_ok=True,
             ignore=shutil.ignore_patterns("__pycache__"),
         )
+    # The skills' shared stdin/stdout protocol, importable from beside them (skills/_protocol.py).
+    protocol = SKILLS_SOURCE / "_protocol.py"
+    create(instance.skills_dir / protocol.name, protocol.read_text(encoding="utf-8"))
     create(instance.root / ".gitignore", GITIGNORE)
     from state.journal import MemoryJournal
 
@@ -314,6 +322,7 @@ def init_instance(root: Path, *, force: bool = False, today: date | None = None)
                 author="kernel",
                 situation="init",
                 meta={"step": "init"},
+                timestamp=now,
             )
         )
     if not (instance.root / ".git").exists() and shutil.which("git"):

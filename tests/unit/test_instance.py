@@ -1,5 +1,5 @@
 import json
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -9,7 +9,7 @@ from state.instance import Instance, default_root, init_instance
 
 
 def test_init_creates_the_spec_layout(tmp_path: Path) -> None:
-    inst = init_instance(tmp_path / "i", today=date(2026, 11, 22))
+    inst = init_instance(tmp_path / "i", now=datetime(2026, 11, 22, 9, tzinfo=UTC))
     for rel in (
         "data/soul.md",
         "data/values.json",
@@ -28,6 +28,13 @@ def test_init_creates_the_spec_layout(tmp_path: Path) -> None:
     assert any(g["status"] == "perpetual" for g in goals)
 
 
+def test_init_dates_its_files_by_the_injected_clock_not_the_calendar(tmp_path: Path) -> None:
+    # Any day but today: the layout follows the clock the caller passes, on every date.
+    inst = init_instance(tmp_path / "i", now=datetime(2031, 2, 28, 23, 59, tzinfo=UTC))
+    assert (inst.root / "data/goals/2031.json").exists()
+    assert [p.name for p in (inst.root / "data/memory").rglob("*.jsonl")] == ["2031-02-28.jsonl"]
+
+
 def test_init_refuses_an_existing_instance(tmp_path: Path) -> None:
     init_instance(tmp_path / "i")
     with pytest.raises(LumenError, match="already exists"):
@@ -39,7 +46,7 @@ def test_init_force_never_destroys_data(tmp_path: Path) -> None:
     inst.values_file.write_text('[{"name": "mine", "weight": 0.3, "status": "active"}]')
     identity = inst.load_self().identity.identity_id
     inst.goals_dir.joinpath("2026.json").unlink(missing_ok=True)
-    init_instance(tmp_path / "i", force=True, today=date(2026, 1, 1))
+    init_instance(tmp_path / "i", force=True, now=datetime(2026, 1, 1, tzinfo=UTC))
     assert "mine" in inst.values_file.read_text()
     assert inst.load_self().identity.identity_id == identity
     assert inst.goals_file(2026).exists()
