@@ -27,7 +27,6 @@ A custom grammar file is a flat TOML table; every key is optional::
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -200,24 +199,30 @@ def render_reply(
     *,
     preface: str = "",
     thoughts: str = "",
-    base_dir: Path | None = None,
+    custom: CustomGrammar | None = None,
 ) -> str:
     """Render ``draft`` in ``grammar``, with the opinion ``preface`` first and ``thoughts`` last.
 
     Args:
         draft: The chosen reply as plain text (sentences, paragraphs, bullet lines, code).
-        grammar: ``narrative``, ``formal``, ``terse`` or a path to a ``.toml`` grammar file.
+        grammar: ``narrative``, ``formal``, ``terse``, or the name of the custom grammar given.
         preface: Opinion sentences to put first (dropped by ``terse``).
         thoughts: An already formatted block (e.g. the dual-stream one) appended after the body.
-        base_dir: Directory that a relative grammar path is resolved against.
+        custom: A custom grammar loaded by the caller (``state.grammars``); it wins when given.
 
     Returns:
         The rendered reply; a blank draft renders as ``""``, a non-blank one never does.
 
     Raises:
-        ValueError: The grammar is unknown, or its TOML file is missing or invalid.
+        ValueError: The grammar is neither built in nor given as ``custom``.
     """
-    custom = _resolve(grammar, base_dir)
+    if custom is None and grammar.strip().lower() not in BUILTIN_GRAMMARS:
+        raise ValueError(
+            one_line(
+                f"unknown grammar {grammar.strip()!r}: use {', '.join(BUILTIN_GRAMMARS)}"
+                " or a .toml path"
+            )
+        )
     if not draft.strip():
         return ""
     blocks = _parse(draft)
@@ -234,18 +239,6 @@ def render_reply(
         body = draft.strip()
     block = thoughts.strip()
     return f"{body.rstrip()}\n\n{block}" if block else body
-
-
-def load_grammar(path: Path) -> CustomGrammar:
-    """Load and validate a custom grammar TOML file, raising a one-line ``ValueError``."""
-    try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as err:
-        raise ValueError(_one_line(f"grammar file {path}: cannot read ({err.strerror})")) from err
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(_one_line(f"grammar file {path}: invalid TOML ({err})")) from err
-    return _grammar_from_table(data, path)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -269,29 +262,12 @@ def split_sentences(text: str) -> list[str]:
 # --------------------------------------------------------------------------- grammar files
 
 
-def _resolve(grammar: str, base_dir: Path | None) -> CustomGrammar | None:
-    """Return the custom grammar a ``.toml`` path names, ``None`` for a built-in one."""
-    name = grammar.strip()
-    if name.lower() in BUILTIN_GRAMMARS:
-        return None
-    if not name.lower().endswith(".toml"):
-        raise ValueError(
-            _one_line(
-                f"unknown grammar {name!r}: use {', '.join(BUILTIN_GRAMMARS)} or a .toml path"
-            )
-        )
-    path = Path(name).expanduser()
-    if not path.is_absolute() and base_dir is not None:
-        path = base_dir / path
-    return load_grammar(path)
-
-
-def _grammar_from_table(data: dict[str, Any], path: Path) -> CustomGrammar:
+def grammar_from_table(data: dict[str, Any], path: Path) -> CustomGrammar:
     """Validate a parsed grammar table and build the grammar."""
 
     def fail(problem: str) -> ValueError:
         """Build the one-line error naming the file."""
-        return ValueError(_one_line(f"grammar file {path}: {problem}"))
+        return ValueError(one_line(f"grammar file {path}: {problem}"))
 
     unknown = sorted(set(data) - _KNOWN_KEYS)
     if unknown:
@@ -337,7 +313,7 @@ def _grammar_from_table(data: dict[str, Any], path: Path) -> CustomGrammar:
     )
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     """Collapse a message onto one line."""
     return " ".join(message.split())
 

@@ -3,7 +3,15 @@ from pathlib import Path
 
 import pytest
 
-from kernel.grammar import BUILTIN_GRAMMARS, load_grammar, render_reply, split_sentences
+from kernel.grammar import BUILTIN_GRAMMARS, split_sentences
+from kernel.grammar import render_reply as kernel_render_reply
+from state.grammars import load_grammar, resolve_grammar
+
+
+def render_reply(draft: str, grammar: str, *, base_dir: Path | None = None, **kw: str) -> str:
+    """Render as compose_final does: the file (if any) resolved by state, the rules by kernel."""
+    return kernel_render_reply(draft, grammar, custom=resolve_grammar(grammar, base_dir), **kw)
+
 
 DRAFT = """Hi there! Great question. I think the cache is stale after the 2.5 release, e.g. \
 on node 7.
