@@ -211,7 +211,7 @@ def history_latency(instance: Instance, compiled: Any, calls: int, limit: int) -
         f"median {med:.1f} ms, p95 {p95:.1f} ms over {calls} calls"
     )
     try:
-        from graph.timeline import list_checkpoints
+        from graph.history import list_checkpoints
     except ImportError:
         print("graph.timeline.list_checkpoints: not available (skipped)")
         return

@@ -12,32 +12,17 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from graph import skills
-from graph.deps import Deps
 from kernel.shadow import action_description, check_shadow
+from nodes.services import ActionResult, Services, Status
 from state.self_state import Psyche
 
 SKILL_TIMEOUT_S = 20.0
 FETCH_TIMEOUT_MARGIN_S = 5.0
 OUTPUT_SUMMARY_CHARS = 600
-
-Status = Literal["ok", "vetoed", "refused", "failed"]
-
-
-@dataclass
-class ActionResult:
-    """What happened to one requested action."""
-
-    status: Status
-    detail: str = ""
-    output: dict[str, Any] = field(default_factory=dict)
-    veto_pattern: str | None = None
-    bias: float = 0.0
-    untrusted: bool = False
 
 
 def wrap_untrusted(source: str, text: str) -> str:
@@ -51,14 +36,14 @@ def wrap_untrusted(source: str, text: str) -> str:
     )
 
 
-def workspace(deps: Deps) -> Path:
+def workspace(deps: Services) -> Path:
     """Return the instance workspace (created on demand): the cwd of every skill run."""
     path = deps.instance.root / "workspace"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
-def skill_env(deps: Deps) -> dict[str, str]:
+def skill_env(deps: Services) -> dict[str, str]:
     """Return a scrubbed environment for skills: no API keys or other secrets of the kernel."""
     keep = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "TZ", "PYTHONPATH", "VIRTUAL_ENV")
     env = {k: v for k, v in os.environ.items() if k in keep}
@@ -67,7 +52,7 @@ def skill_env(deps: Deps) -> dict[str, str]:
 
 
 def perform(
-    deps: Deps,
+    deps: Services,
     *,
     tool: str,
     tool_input: dict[str, Any],
@@ -109,7 +94,7 @@ def perform(
             f"shadow veto '{verdict.veto_pattern}': {verdict.explanation}",
             veto_pattern=verdict.veto_pattern,
         )
-    known = skills.registry(deps.instance.skills_dir)
+    known = deps.skills()
     if tool not in known:
         return deny("refused", f"no skill named {tool!r}", bias=verdict.bias)
     if tool == "shell" and not deps.config.skills.shell.enabled:

@@ -187,7 +187,7 @@ def trajectory(instance: Instance, present: SelfSnapshot | None = None) -> list[
 def _checkpoints(instance: Instance) -> list[Any]:
     if not instance.checkpoint_db.exists():
         return []
-    from graph.timeline import list_checkpoints
+    from graph.history import list_checkpoints
 
     return list_checkpoints(instance, limit=None)
 
@@ -461,7 +461,7 @@ def audit(
     now: datetime | None = None,
 ) -> AuditReport:
     """Run the four audits on an instance (read-only; no model)."""
-    from graph.skills import scan
+    from state.skills import scan
 
     entries = list(store.journal.read().entries)
     present = take_snapshot(instance)

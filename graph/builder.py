@@ -8,24 +8,18 @@ wrapped by ``instrument``, which appends a trace record (ran / skipped and why),
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from itertools import pairwise
-from typing import Any
-
 from langgraph.graph import END, START, StateGraph
 
 from graph import routes
+from graph.assembly import Layout, Step, add_steps, branch, chain, finish, linear
 from graph.deps import Deps
 from nodes.turn import act, consolidate, deliberate, perceive
-from state.snapshot import take_snapshot
-from state.turn import StepRecord, TurnInput, TurnState
+from state.turn import TurnInput, TurnState
 
-NodeFn = Callable[..., dict[str, Any]]
 Graph = StateGraph[TurnState, None, TurnInput, TurnState]
 Subgraph = StateGraph[TurnState, None, TurnState, TurnState]
 
-PERCEIVE: tuple[tuple[str, NodeFn], ...] = (
+PERCEIVE: tuple[Step, ...] = (
     ("ingest", perceive.ingest),
     ("surface_parse", perceive.surface_parse),
     ("reality_check", perceive.reality_check),
@@ -34,7 +28,7 @@ PERCEIVE: tuple[tuple[str, NodeFn], ...] = (
     ("self_initiated_reflection", perceive.self_initiated_reflection),
     ("effort_budgeter", perceive.effort_budgeter),
 )
-DELIBERATE: tuple[tuple[str, NodeFn], ...] = (
+DELIBERATE: tuple[Step, ...] = (
     ("mode_gate", deliberate.mode_gate),
     ("presence_preface", deliberate.presence_preface),
     ("dual_stream_thoughts", deliberate.dual_stream_thoughts),
@@ -47,13 +41,13 @@ DELIBERATE: tuple[tuple[str, NodeFn], ...] = (
     ("lambda_select", deliberate.lambda_select),
     ("inner_dialogue", deliberate.inner_dialogue),
 )
-ACT: tuple[tuple[str, NodeFn], ...] = (
+ACT: tuple[Step, ...] = (
     ("tool_affordance", act.tool_affordance),
     ("optional_tool_calls", act.optional_tool_calls),
     ("compose_final", act.compose_final),
     ("post_eval", act.post_eval),
 )
-CONSOLIDATE: tuple[tuple[str, NodeFn], ...] = (
+CONSOLIDATE: tuple[Step, ...] = (
     ("naming", consolidate.naming),
     ("consolidate", consolidate.consolidate),
     ("growth_tick", consolidate.growth_tick),
@@ -72,111 +66,47 @@ CONSOLIDATE: tuple[tuple[str, NodeFn], ...] = (
 TURN_STEPS: tuple[str, ...] = tuple(
     name for group in (PERCEIVE, DELIBERATE, ACT, CONSOLIDATE) for name, _ in group
 )
+"""SKAi's ``runtime.turn_loop``: the 36 step names, in order (derived from the groups above)."""
 
-
-FLUSH_AFTER = frozenset(
-    {
-        "effort_budgeter",
-        "lambda_select",
-        "inner_dialogue",
-        "optional_tool_calls",
-        "post_eval",
-        "recurrence_closure",
-    }
+TALK_BYPASSES = (
+    "presence_preface",
+    "dual_stream_thoughts",
+    "plan",
+    "integration_fuser",
+    "counterfactual_probe",
+    "inner_dialogue",
 )
-"""Steps after which buffered kernel memories are written (each subgraph's possible last step)."""
+"""Steps the talk path never reaches (recorded as skipped when the gate picks talk)."""
+WORK_BYPASSES = ("counterfactual_probe", "inner_dialogue")
+"""Steps the work path never reaches."""
+CLOSURE_STEPS = frozenset(
+    {"habit_update", "lesson_extract", "rehearsal_run", "self_representation_update"}
+)
+"""Consolidation steps whose ``closed: True`` counts as a SKAi closure event."""
 
 
-SNAPSHOT_STEPS = frozenset({"recurrence_closure", "cycle_end", "review", "apply"})
-"""The steps after which a run's self is complete: the last of ``turn``, ``cycle`` and ``reflect``
-(``review`` covers a reflection that finds nothing to do; ``apply`` overwrites it otherwise)."""
-
-
-def instrument(
-    name: str, fn: NodeFn, deps: Deps, situation: str = "turn"
-) -> Callable[[Any], dict[str, Any]]:
-    """Wrap a step: time it, append its trace record(s) and its ``kernel`` memory.
-
-    Kernel memories are buffered and written at the end of each subgraph (and at once when a
-    step fails), one lock per batch: the audit trail stays complete at a fraction of the cost.
-    """
-
-    def step(state: Any) -> dict[str, Any]:
-        started = time.perf_counter()
-        try:
-            update = fn(state, deps=deps)
-        except BaseException:
-            deps.flush_kernel_log()
-            raise
-        if name in SNAPSHOT_STEPS:  # the run's last step: who am I now (each checkpoint keeps it)
-            update["snapshot"] = take_snapshot(deps.instance, deps.store)
-        ms = round((time.perf_counter() - started) * 1000, 3)
-        skipped = update.pop("skipped", None)
-        note = str(update.pop("note", ""))
-        bypassed: list[tuple[str, str]] = update.pop("skips", [])
-        records = [
-            StepRecord(
-                step=name, status="skipped" if skipped else "ran", reason=str(skipped or ""), ms=ms
-            ),
-            *(StepRecord(step=s, status="skipped", reason=r) for s, r in bypassed),
-        ]
-        base = update.get("trace", state.trace)
-        update["trace"] = [*base, *records]
-        update["timings_ms"] = {**update.get("timings_ms", state.timings_ms), name: ms}
-        journal = deps.store.journal
-        for record in records:
-            detail = record.reason if record.status == "skipped" else note
-            deps.kernel_log.append(
-                journal.new_entry(
-                    f"{record.step}: {record.status}" + (f": {detail}" if detail else ""),
-                    author="kernel",
-                    situation=situation,
-                    meta={
-                        "step": record.step,
-                        "status": record.status,
-                        "turn": update.get("turn_index", getattr(state, "turn_index", None)),
-                    },
-                )
-            )
-        if name in FLUSH_AFTER:
-            deps.flush_kernel_log()
-        return update
-
-    step.__name__ = name
-    return step
-
-
-def _subgraph(deps: Deps, steps: tuple[tuple[str, NodeFn], ...]) -> Subgraph:
+def _subgraph(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> Subgraph:
     graph: Subgraph = StateGraph(TurnState)  # subgraphs take the whole state from the parent
-    for name, fn in steps:
-        graph.add_node(name, instrument(name, fn, deps))  # type: ignore[call-overload]
+    add_steps(graph, deps, layout, steps, "turn")
     return graph
 
 
-def _linear(deps: Deps, steps: tuple[tuple[str, NodeFn], ...]) -> Subgraph:
-    """Return a subgraph that runs ``steps`` in order."""
-    graph = _subgraph(deps, steps)
-    names = [name for name, _ in steps]
-    graph.add_edge(START, names[0])
-    for left, right in pairwise(names):
-        graph.add_edge(left, right)
-    graph.add_edge(names[-1], END)
-    return graph
-
-
-def build_perceive(deps: Deps) -> Subgraph:
+def build_perceive(deps: Deps, layout: Layout) -> Subgraph:
     """Return the perceive subgraph (linear, deterministic)."""
-    return _linear(deps, PERCEIVE)
+    return linear(StateGraph(TurnState), deps, layout, PERCEIVE, "turn")
 
 
-def build_deliberate(deps: Deps) -> Subgraph:
+def build_deliberate(deps: Deps, layout: Layout) -> Subgraph:
     """Return the deliberate subgraph: mode gate paths, drafts, Λ selection, re-draft loop."""
-    graph = _subgraph(deps, DELIBERATE)
+    graph = _subgraph(deps, layout, DELIBERATE)
     graph.add_edge(START, "mode_gate")
-    graph.add_conditional_edges(
+    branch(
+        graph,
+        layout,
         "mode_gate",
         routes.route_mode,
         {"talk": "chronos_mesh", "work": "presence_preface", "deep": "presence_preface"},
+        bypasses={"talk": TALK_BYPASSES, "work": WORK_BYPASSES},
     )
     graph.add_edge("presence_preface", "dual_stream_thoughts")
     graph.add_edge("dual_stream_thoughts", "chronos_mesh")
@@ -203,14 +133,17 @@ def build_deliberate(deps: Deps) -> Subgraph:
     return graph
 
 
-def build_act(deps: Deps) -> Subgraph:
+def build_act(deps: Deps, layout: Layout) -> Subgraph:
     """Return the act subgraph: tool affordance ⇄ tool calls, then compose and evaluate."""
-    graph = _subgraph(deps, ACT)
+    graph = _subgraph(deps, layout, ACT)
     graph.add_edge(START, "tool_affordance")
-    graph.add_conditional_edges(
+    branch(
+        graph,
+        layout,
         "tool_affordance",
         routes.route_tools,
         {"call": "optional_tool_calls", "compose": "compose_final"},
+        bypasses={"compose": ("optional_tool_calls",)},
     )
     graph.add_edge("optional_tool_calls", "tool_affordance")
     graph.add_edge("compose_final", "post_eval")
@@ -218,25 +151,25 @@ def build_act(deps: Deps) -> Subgraph:
     return graph
 
 
-def build_consolidate(deps: Deps) -> Subgraph:
+def build_consolidate(deps: Deps, layout: Layout) -> Subgraph:
     """Return the consolidate subgraph (linear: every closure step runs or records a skip)."""
-    return _linear(deps, CONSOLIDATE)
+    return linear(StateGraph(TurnState), deps, layout, CONSOLIDATE, "turn")
 
 
 def build_turn_graph(deps: Deps) -> Graph:
     """Return the uncompiled ``turn`` graph; each caller picks its own persistence."""
     graph: Graph = StateGraph(TurnState, input_schema=TurnInput)
-    parts = (
-        ("perceive", build_perceive),
-        ("deliberate", build_deliberate),
-        ("act", build_act),
-        ("consolidate", build_consolidate),
-    )
-    for name, build in parts:
-        graph.add_node(name, build(deps).compile(name=name))
+    layout = Layout(closes=set(CLOSURE_STEPS))
+    parts = {
+        "perceive": build_perceive(deps, layout),
+        "deliberate": build_deliberate(deps, layout),
+        "act": build_act(deps, layout),
+        "consolidate": build_consolidate(deps, layout),
+    }
+    for name, part in parts.items():
+        graph.add_node(name, part.compile(name=name))
     graph.add_edge(START, "perceive")
-    graph.add_edge("perceive", "deliberate")
-    graph.add_edge("deliberate", "act")
-    graph.add_edge("act", "consolidate")
+    chain(graph, parts)
     graph.add_edge("consolidate", END)
+    finish(layout, graph, parts)
     return graph

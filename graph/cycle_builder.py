@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
 from graph import routes
-from graph.builder import NodeFn, instrument
+from graph.assembly import Layout, NodeFn, Step, add_steps, branch, chain, finish, linear
 from graph.deps import Deps
 from nodes.cycle import steps as cycle
 from nodes.reflect import steps as reflect
 from state.cycle import CycleInput, CycleState, ReflectInput, ReflectState
 
-CYCLE_STEPS: tuple[tuple[str, NodeFn], ...] = (
-    ("budget_reset", cycle.budget_reset),
+SENSE: tuple[Step, ...] = (
     ("affect_update", cycle.affect_update),
     ("threat_assessment", cycle.threat_assessment),
     ("survival_goals", cycle.survival_goals),
     ("motivation", cycle.motivation),
     ("workspace_broadcast", cycle.workspace_broadcast),
+)
+LOOP: tuple[Step, ...] = (
     ("predict", cycle.predict),
     ("act", cycle.act),
     ("compare", cycle.compare),
+)
+REGULATE: tuple[Step, ...] = (
     ("escalation_guard", cycle.escalation_guard),
     ("convergence_check", cycle.convergence_check),
     ("stabilize", cycle.stabilize),
@@ -32,11 +34,17 @@ CYCLE_STEPS: tuple[tuple[str, NodeFn], ...] = (
     ("rollback", cycle.rollback),
     ("rollback_check", cycle.rollback_check),
     ("safe_mode", cycle.safe_mode),
+)
+UPDATE: tuple[Step, ...] = (
     ("goal_mutation", cycle.goal_mutation),
     ("meta_depth_2", cycle.meta_depth_2),
-    ("cycle_end", cycle.cycle_end),
 )
-REFLECT_STEPS: tuple[tuple[str, NodeFn], ...] = (
+BEGIN: Step = ("budget_reset", cycle.budget_reset)
+END_STEP: Step = ("cycle_end", cycle.cycle_end)
+CYCLE_STEPS: tuple[Step, ...] = (BEGIN, *SENSE, *LOOP, *REGULATE, *UPDATE, END_STEP)
+"""Every step of the cycle, in MSCP order (derived from the groups above)."""
+
+REFLECT_STEPS: tuple[Step, ...] = (
     ("review", reflect.review),
     ("ask", reflect.ask),
     ("evolve", reflect.evolve),
@@ -44,79 +52,113 @@ REFLECT_STEPS: tuple[tuple[str, NodeFn], ...] = (
     ("apply", reflect.apply),
 )
 
+Cycle = StateGraph[CycleState, None, CycleInput, CycleState]
+CyclePart = StateGraph[CycleState, None, CycleState, CycleState]
+Reflect = StateGraph[ReflectState, None, ReflectInput, ReflectState]
 
-def build_cycle_graph(
-    deps: Deps, overrides: dict[str, NodeFn] | None = None
-) -> StateGraph[CycleState, None, CycleInput, CycleState]:
-    """Return the uncompiled ``cycle`` graph (``overrides`` replaces steps, for tests)."""
-    graph: StateGraph[CycleState, None, CycleInput, CycleState] = StateGraph(
-        CycleState, input_schema=CycleInput
-    )
-    for name, fn in CYCLE_STEPS:
-        step = (overrides or {}).get(name, fn)
-        graph.add_node(name, instrument(name, step, deps, situation="cycle"))  # type: ignore[call-overload]
-    linear = [
-        "budget_reset",
-        "affect_update",
-        "threat_assessment",
-        "survival_goals",
-        "motivation",
-        "workspace_broadcast",
-        "predict",
-        "act",
-        "compare",
-        "escalation_guard",
-    ]
-    graph.add_edge(START, linear[0])
-    for left, right in pairwise(linear):
-        graph.add_edge(left, right)
-    graph.add_conditional_edges(
+
+def _steps(steps: tuple[Step, ...], overrides: dict[str, NodeFn] | None) -> tuple[Step, ...]:
+    return tuple((name, (overrides or {}).get(name, fn)) for name, fn in steps)
+
+
+def _regulate(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> CyclePart:
+    """Escalation guard, convergence (stabilize), self-update, value lock (rollback, safe mode)."""
+    graph: CyclePart = StateGraph(CycleState)
+    add_steps(graph, deps, layout, steps, "cycle")
+    graph.add_edge(START, "escalation_guard")
+    branch(
+        graph,
+        layout,
         "escalation_guard",
         routes.route_guard,
-        {"safe": "convergence_check", "cooldown": "cycle_end"},
+        {"safe": "convergence_check", "cooldown": END},
     )
-    graph.add_conditional_edges(
+    branch(
+        graph,
+        layout,
         "convergence_check",
         routes.route_convergence,
         {"converging": "self_update", "stabilize": "stabilize"},
     )
     graph.add_edge("stabilize", "self_update")
     graph.add_edge("self_update", "value_lock_check")
-    graph.add_conditional_edges(
+    branch(
+        graph,
+        layout,
         "value_lock_check",
         routes.route_value_lock,
-        {"valid": "goal_mutation", "rollback": "rollback"},
+        {"valid": END, "rollback": "rollback"},
     )
     graph.add_edge("rollback", "rollback_check")
-    graph.add_conditional_edges(
-        "rollback_check", routes.route_rollback, {"restored": "cycle_end", "failed": "safe_mode"}
+    branch(
+        graph,
+        layout,
+        "rollback_check",
+        routes.route_rollback,
+        {"restored": END, "failed": "safe_mode"},
     )
-    graph.add_edge("safe_mode", "cycle_end")
-    graph.add_conditional_edges(
-        "goal_mutation", routes.route_depth2, {"depth2": "meta_depth_2", "skip": "cycle_end"}
-    )
-    graph.add_edge("meta_depth_2", "cycle_end")
-    graph.add_conditional_edges(
-        "cycle_end", routes.route_cycle_end, {"recurse": "affect_update", "end": END}
-    )
+    graph.add_edge("safe_mode", END)
     return graph
 
 
-def build_reflect_graph(deps: Deps) -> StateGraph[ReflectState, None, ReflectInput, ReflectState]:
-    """Return the uncompiled ``reflect`` graph: REVIEW → ASK → EVOLVE → [resolve] → apply."""
-    graph: StateGraph[ReflectState, None, ReflectInput, ReflectState] = StateGraph(
-        ReflectState, input_schema=ReflectInput
+def _update(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> CyclePart:
+    """Goal mutation, then meta depth 2 when the budget and conditions allow."""
+    graph: CyclePart = StateGraph(CycleState)
+    add_steps(graph, deps, layout, steps, "cycle")
+    graph.add_edge(START, "goal_mutation")
+    branch(
+        graph, layout, "goal_mutation", routes.route_depth2, {"depth2": "meta_depth_2", "skip": END}
     )
-    for name, fn in REFLECT_STEPS:
-        graph.add_node(name, instrument(name, fn, deps, situation="reflect"))  # type: ignore[call-overload]
+    graph.add_edge("meta_depth_2", END)
+    return graph
+
+
+def build_cycle_graph(deps: Deps, overrides: dict[str, NodeFn] | None = None) -> Cycle:
+    """Return the uncompiled ``cycle`` graph (``overrides`` replaces steps, for tests).
+
+    budget_reset → sense → loop (predict → act → compare) → regulate → [update] → cycle_end,
+    recursing into sense while the cycle has not converged (bounded).
+    """
+    graph: Cycle = StateGraph(CycleState, input_schema=CycleInput)
+    layout = Layout()
+    parts: dict[str, CyclePart] = {
+        "sense": linear(StateGraph(CycleState), deps, layout, _steps(SENSE, overrides), "cycle"),
+        "loop": linear(StateGraph(CycleState), deps, layout, _steps(LOOP, overrides), "cycle"),
+        "regulate": _regulate(deps, layout, _steps(REGULATE, overrides)),
+        "update": _update(deps, layout, _steps(UPDATE, overrides)),
+    }
+    add_steps(graph, deps, layout, _steps((BEGIN, END_STEP), overrides), "cycle")
+    for name, part in parts.items():
+        graph.add_node(name, part.compile(name=name))
+    graph.add_edge(START, "budget_reset")
+    chain(graph, ("budget_reset", "sense", "loop", "regulate"))
+    branch(
+        graph,
+        layout,
+        "regulate",
+        routes.route_after_regulate,
+        {"update": "update", "end": "cycle_end"},
+    )
+    graph.add_edge("update", "cycle_end")
+    branch(graph, layout, "cycle_end", routes.route_cycle_end, {"recurse": "sense", "end": END})
+    finish(layout, graph, parts)
+    return graph
+
+
+def build_reflect_graph(deps: Deps) -> Reflect:
+    """Return the uncompiled ``reflect`` graph: REVIEW → ASK → EVOLVE → [resolve] → apply."""
+    graph: Reflect = StateGraph(ReflectState, input_schema=ReflectInput)
+    layout = Layout()
+    add_steps(graph, deps, layout, REFLECT_STEPS, "reflect")
     graph.add_edge(START, "review")
-    graph.add_conditional_edges("review", routes.route_review, {"ask": "ask", "nothing": END})
+    branch(graph, layout, "review", routes.route_review, {"ask": "ask", "nothing": END})
     graph.add_edge("ask", "evolve")
-    graph.add_conditional_edges(
-        "evolve", routes.route_conflicts, {"resolve": "resolve", "apply": "apply"}
+    branch(
+        graph, layout, "evolve", routes.route_conflicts, {"resolve": "resolve", "apply": "apply"}
     )
     graph.add_edge("resolve", "apply")
     graph.add_edge("apply", END)
+    finish(layout, graph, {})
     return graph
 
 

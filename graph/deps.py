@@ -1,11 +1,25 @@
-"""Dependencies bound into nodes at assembly: instance, config, memory store, model factory."""
+"""The services bound into nodes at assembly: the product's implementation of ``nodes.services``.
+
+``Deps`` holds the instance, its config, its memory store and the model factory, and delegates
+thinking, acting and the memory pipeline to the gateways in ``graph/``. Per-run buffers (the
+step audit trail and the vault of screened external text) live in a ``RunScope`` keyed by the
+run's thread, so runs served concurrently by one process (``langgraph dev``) never share them;
+each scope is flushed and dropped when its run ends.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import BaseModel
+from state.skills import Registry, registry
+
+from graph import action, history, ingress, maintenance, signals, thinking
+from nodes.services import ActionResult, Judgment, ReviewContext, Thought
 from state.config import Config, load_config
 from state.instance import Instance
 from state.memory import MemoryStore
@@ -14,30 +28,180 @@ from state.records import MemoryEntry
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+    from state.self_state import Psyche
+    from state.snapshot import SelfSnapshot
+    from state.tiers import SlotOutcome
+    from state.turn import TurnInput
+
+M = TypeVar("M", bound=BaseModel)
+
 ModelFactory = Callable[[str], "BaseChatModel"]
 """Returns the chat model for a mode (talk/work/deep/autonomous), temperature already clamped."""
+
+Clock = Callable[[], datetime]
+
+
+def utc_clock() -> datetime:
+    """Return the current time as an aware UTC datetime (the product's clock)."""
+    return datetime.now(UTC)
+
+
+@dataclass
+class RunScope:
+    """What one run buffers: its step memories and the external text it screened."""
+
+    kernel_log: list[MemoryEntry] = field(default_factory=list)
+    vault: dict[str, str] = field(default_factory=dict)
+
+
+def current_thread() -> str:
+    """Return the thread of the run this call belongs to ('' outside a run or without one)."""
+    try:
+        from langgraph.config import get_config
+
+        config = get_config()
+    except RuntimeError:  # not inside a runnable context (a direct call, a test)
+        return ""
+    return str((config.get("configurable") or {}).get("thread_id") or "")
 
 
 @dataclass
 class Deps:
-    """What nodes need from the outside world."""
+    """What nodes need from the outside world (implements ``nodes.services.Services``)."""
 
     instance: Instance
     config: Config
     store: MemoryStore
     model_for: ModelFactory
-    kernel_log: list[MemoryEntry] = field(default_factory=list)
-    vault: dict[str, str] = field(default_factory=dict)
-    """Wrapped external content by digest: in memory only, for the turn it arrived in."""
+    clock: Clock = utc_clock
+    _scopes: dict[str, RunScope] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def flush_kernel_log(self) -> None:
-        """Append buffered per-step ``kernel`` memories to the ledger."""
-        pending, self.kernel_log = self.kernel_log, []
+    # ------------------------------------------------------------------ run scope
+
+    def scope(self, thread: str | None = None) -> RunScope:
+        """Return the buffers of the run on ``thread`` (default: the calling run's thread)."""
+        key = current_thread() if thread is None else thread
+        with self._lock:
+            return self._scopes.setdefault(key, RunScope())
+
+    @property
+    def vault(self) -> dict[str, str]:
+        """Screened external text by digest, for the current run only."""
+        return self.scope().vault
+
+    def log_step(self, entry: MemoryEntry, thread: str | None = None) -> None:
+        """Buffer one step's ``kernel`` memory for the run."""
+        self.scope(thread).kernel_log.append(entry)
+
+    def flush_kernel_log(self, thread: str | None = None) -> None:
+        """Append the run's buffered step memories to the ledger."""
+        scope = self.scope(thread)
+        pending, scope.kernel_log = scope.kernel_log, []
         if pending:
             self.store.journal.append_many(pending)
 
+    def end_run(self, thread: str | None = None) -> None:
+        """Flush the run's step memories and drop its buffers (its vault dies with the run)."""
+        self.flush_kernel_log(thread)
+        key = current_thread() if thread is None else thread
+        with self._lock:
+            self._scopes.pop(key, None)
+
+    # ------------------------------------------------------------------ services
+
+    def now(self) -> datetime:
+        """Return the current time from the bound clock."""
+        return self.clock()
+
+    def think_text(
+        self,
+        prompt: str,
+        *,
+        mode: str,
+        values: dict[str, object],
+        history: list[tuple[str, str]] | None = None,
+        fallback: str,
+    ) -> Thought:
+        """Render a prompt, call the mode's model, validate the text or fall back."""
+        return thinking.think_text(
+            self, prompt, mode=mode, values=values, history=history, fallback=fallback
+        )
+
+    def think_json(
+        self,
+        prompt: str,
+        *,
+        mode: str,
+        values: dict[str, object],
+        schema: type[M],
+        fallback: M,
+    ) -> Judgment[M]:
+        """Ask for a JSON object matching ``schema``; validate it or fall back."""
+        return thinking.think_json(
+            self, prompt, mode=mode, values=values, schema=schema, fallback=fallback
+        )
+
+    def perform(
+        self,
+        *,
+        tool: str,
+        tool_input: dict[str, Any],
+        psyche: Psyche,
+        calls_made: int,
+        max_calls: int,
+        tainted: bool = False,
+        situation: str = "chat",
+        autonomous: bool = False,
+    ) -> ActionResult:
+        """Run one skill through the action gateway."""
+        return action.perform(
+            self,
+            tool=tool,
+            tool_input=tool_input,
+            psyche=psyche,
+            calls_made=calls_made,
+            max_calls=max_calls,
+            tainted=tainted,
+            situation=situation,
+            autonomous=autonomous,
+        )
+
+    def skills(self) -> Registry:
+        """Return every runnable skill with its manifest."""
+        return registry(self.instance.skills_dir)
+
+    def screen_input(self, text: str, *, source: str, autonomous: bool) -> TurnInput:
+        """Screen untrusted text before it enters state."""
+        return ingress.prepare_input(self, text, source=source, autonomous=autonomous)
+
+    def belief_context(self, query: str) -> list[str]:
+        """Return current beliefs about the user that bear on ``query``."""
+        return signals.belief_context(self, query)
+
+    def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
+        """Turn the user's first-person statements into belief observations."""
+        return signals.record_statement(self, entry)
+
+    def review_context(self, memories: Sequence[MemoryEntry], now: datetime) -> ReviewContext:
+        """Split memories for a reflection review."""
+        return maintenance.review_context(self.store.path, memories, now)
+
+    def stable_checkpoint(self, threshold: float) -> tuple[str, SelfSnapshot] | None:
+        """Return (checkpoint id, self) of the newest checkpoint with C(t) below ``threshold``."""
+        info = history.last_stable_checkpoint(self.instance, threshold)
+        if info is None or info.snapshot is None:
+            return None
+        return info.checkpoint_id, info.snapshot
+
+    def restore_self(self, snapshot: SelfSnapshot) -> None:
+        """Write a snapshot's self back to the instance."""
+        history.restore_self(self.instance, snapshot)
+
     @classmethod
-    def for_instance(cls, instance: Instance, model_for: ModelFactory | None = None) -> Deps:
+    def for_instance(
+        cls, instance: Instance, model_for: ModelFactory | None = None, clock: Clock | None = None
+    ) -> Deps:
         """Build deps for an instance; the model factory defaults to the configured backend."""
         config = load_config(instance.config_file)
         store = MemoryStore.for_instance(instance, config)
@@ -56,4 +220,10 @@ class Deps:
                     bump(instance.machine, "temperature_out_of_band_total", mode=mode)
                 return model
 
-        return cls(instance=instance, config=config, store=store, model_for=model_for)
+        return cls(
+            instance=instance,
+            config=config,
+            store=store,
+            model_for=model_for,
+            clock=clock or utc_clock,
+        )

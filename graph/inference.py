@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graph.deps import Deps
-from graph.thinking import Judgment, think_json
+from graph.thinking import think_json
+from nodes.services import Judgment, Services
 from state import claims as infer
 from state.records import MemoryEntry
 from state.tiers import Claim, TierError, normalise_value
@@ -46,7 +47,7 @@ def infer_claims(deps: Deps, entries: Sequence[MemoryEntry]) -> list[Claim]:
     return stored
 
 
-def _ask_model(deps: Deps, sources: Sequence[infer.Source]) -> Judgment[infer.InferAnswer]:
+def _ask_model(deps: Services, sources: Sequence[infer.Source]) -> Judgment[infer.InferAnswer]:
     return think_json(
         deps,
         INFER_PROMPT,
@@ -80,7 +81,7 @@ def _model_name(handed_out: Sequence[BaseChatModel]) -> str:
     return name if isinstance(name, str) and name else type(model).__name__
 
 
-def _known_claims(deps: Deps) -> set[tuple[str, str, str]]:
+def _known_claims(deps: Services) -> set[tuple[str, str, str]]:
     """Return ``(slot, normalised value, memory id)`` for every stored chat-user claim."""
     return {
         (claim.slot_key, normalise_value(claim.value), memory_id)
@@ -91,7 +92,7 @@ def _known_claims(deps: Deps) -> set[tuple[str, str, str]]:
 
 
 def _store(
-    deps: Deps, drafts: Sequence[infer.ClaimDraft], *, model: str
+    deps: Services, drafts: Sequence[infer.ClaimDraft], *, model: str
 ) -> tuple[list[Claim], list[str]]:
     """Add each draft to Tier C; a draft the tiers refuse is reported, not raised."""
     stored: list[Claim] = []
@@ -114,7 +115,7 @@ def _store(
 
 
 def _record_pass(
-    deps: Deps,
+    deps: Services,
     sources: Sequence[infer.Source],
     judged: Judgment[infer.InferAnswer],
     stored: Sequence[Claim],

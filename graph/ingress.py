@@ -4,7 +4,7 @@ classify → sanitize → detect → decide (``kernel.injection``) → persist o
 ``{source, summary, digest, flags, action, timestamp}`` to the signal ledger
 (``data/signals/<year>/<date>.jsonl``) and a *tainted* memory holding the derived summary. The raw
 text is never written anywhere; when it may reach the model, it does so freshly wrapped, through
-the in-process vault (``Deps.vault``), only in the turn it arrived.
+the in-process vault (``Services.vault``), only in the turn it arrived.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from graph.deps import Deps
 from kernel.injection import Decision, persist_record, process
+from nodes.services import Services
 from state.counters import bump
 from state.files import append_jsonl, read_json
 from state.self_state import utc_now
@@ -31,18 +31,18 @@ class Screened:
     memory_id: str = ""
 
 
-def signal_file(deps: Deps, day: date) -> Any:
+def signal_file(deps: Services, day: date) -> Any:
     """Return the signal ledger file of ``day``."""
     return deps.instance.data / "signals" / f"{day.year:04d}" / f"{day.isoformat()}.jsonl"
 
 
-def seen_ref(deps: Deps, source_ref: str) -> bool:
+def seen_ref(deps: Services, source_ref: str) -> bool:
     """Say whether a signal with ``source_ref`` was already ingested (§19.1: no re-ingestion)."""
     index = deps.instance.machine / "signal_refs.json"
     return bool(source_ref) and index.exists() and source_ref in read_json(index)
 
 
-def _remember_ref(deps: Deps, source_ref: str, digest: str) -> None:
+def _remember_ref(deps: Services, source_ref: str, digest: str) -> None:
     from filelock import FileLock
 
     from state.files import atomic_write_json
@@ -55,7 +55,7 @@ def _remember_ref(deps: Deps, source_ref: str, digest: str) -> None:
 
 
 def screen(
-    deps: Deps,
+    deps: Services,
     text: str,
     *,
     source: str,
@@ -105,12 +105,18 @@ def screen(
 
 
 def prepare_input(
-    deps: Deps, text: str, *, source: str = "user", autonomous: bool = False
+    deps: Services,
+    text: str,
+    *,
+    source: str = "user",
+    autonomous: bool = False,
+    vault: dict[str, str] | None = None,
 ) -> TurnInput:
     """Build a turn's input, screening untrusted text so its raw form never enters the graph.
 
     LangGraph checkpoints a run's input before its first step, so screening inside the graph
-    would be too late for per-step durability.
+    would be too late for per-step durability. Called before a run, pass the vault of the run's
+    scope (``Deps.scope(thread).vault``); inside a run the current run's vault is used.
     """
     from kernel.injection import classify
 
@@ -119,7 +125,7 @@ def prepare_input(
     screened = screen(deps, text, source=source)
     decision = screened.decision
     if decision.text_for_model is not None:
-        deps.vault[decision.digest] = decision.text_for_model
+        (deps.vault if vault is None else vault)[decision.digest] = decision.text_for_model
     placeholder = (
         f"[{source} content {decision.digest[:12]} ({decision.action}): "
         f"{screened.record['summary']}]"

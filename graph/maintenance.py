@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from graph.deps import Deps
+from nodes.services import ReviewContext, Services
 from state.counters import bump
 from state.errors import DataFileError
 from state.files import atomic_write_json, atomic_write_text, read_json
@@ -118,7 +118,7 @@ class MaintenanceReport:
 # ---------------------------------------------------------------------- the run
 
 
-def maintain(deps: Deps, *, now: datetime | None = None) -> MaintenanceReport:
+def maintain(deps: Services, *, now: datetime | None = None) -> MaintenanceReport:
     """Run one maintenance cycle over the memory store; safe to repeat."""
     started = time.perf_counter()
     now = now or utc_now()
@@ -138,7 +138,7 @@ def maintain(deps: Deps, *, now: datetime | None = None) -> MaintenanceReport:
     return report
 
 
-def purge_stale_trends(deps: Deps, now: datetime) -> int:
+def purge_stale_trends(deps: Services, now: datetime) -> int:
     """Expire trend slots past their TTL and count them in ``stale_trend_purge_total``."""
     purged = len(deps.store.tiers.purge_trends(now))
     if purged:
@@ -153,7 +153,7 @@ def contradiction_warnings(ratio: float, alarm: float = CONTRADICTION_ALARM) -> 
     return [f"contradiction ratio {ratio:.2f} is above {alarm:.2f}; many beliefs are contested"]
 
 
-def remember_run(deps: Deps, report: MaintenanceReport) -> str:
+def remember_run(deps: Services, report: MaintenanceReport) -> str:
     """Write the run's ``kernel`` memory (the audit trail of maintenance); returns its id."""
     return deps.store.add(
         report.sentence(),
@@ -201,7 +201,7 @@ def is_due(last: datetime | None, now: datetime, interval_hours: float) -> bool:
     return elapsed < timedelta(0) or elapsed >= timedelta(hours=interval_hours)
 
 
-def maintenance_due(deps: Deps, now: datetime | None = None) -> bool:
+def maintenance_due(deps: Services, now: datetime | None = None) -> bool:
     """Say whether ``lumen run`` should run maintenance now (``[memory] maintenance_hours``)."""
     return is_due(
         last_run(deps.instance.machine),
@@ -225,7 +225,7 @@ class YearFacts:
     tainted_slots: set[str]
 
 
-def write_year_summaries(deps: Deps, now: datetime) -> list[Path]:
+def write_year_summaries(deps: Services, now: datetime) -> list[Path]:
     """Write ``data/memory/<year>/summary.md`` for every year whose material changed."""
     tiers = deps.store.tiers
     by_year = entries_by_year(deps.store.journal.read().entries)
@@ -471,14 +471,6 @@ def summaries_for_span(
         if body:
             texts.append(body[:limit])
     return texts
-
-
-@dataclass(frozen=True)
-class ReviewContext:
-    """What a reflection reviews: recent raw entries plus summaries of the older span."""
-
-    recent: list[MemoryEntry]
-    summaries: list[str]
 
 
 def review_context(

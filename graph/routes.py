@@ -55,6 +55,11 @@ def route_rollback(state: CycleState) -> Literal["restored", "failed"]:
     return "restored" if state.restored else "failed"
 
 
+def route_after_regulate(state: CycleState) -> Literal["update", "end"]:
+    """Update goals only when the guard let the cycle through and the value lock held."""
+    return "update" if state.guard == "safe" and state.value_lock == "valid" else "end"
+
+
 def route_depth2(state: CycleState) -> Literal["depth2", "skip"]:
     """Meta depth 2 only when the goal-mutation step found budget > 0.3 and ≥2 conditions."""
     return "depth2" if state.depth2 else "skip"

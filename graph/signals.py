@@ -17,8 +17,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.deps import Deps
 from kernel import memory as mk
+from nodes.services import Services
 from state.counters import bump
 from state.records import MemoryEntry
 from state.signals import SignalEnvelope
@@ -68,7 +68,7 @@ def normalise_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def ingest_envelope(deps: Deps, payload: Any) -> IngestResult:
+def ingest_envelope(deps: Services, payload: Any) -> IngestResult:
     """Run one §13.2 envelope through the pipeline; ``EnvelopeError`` if it is malformed."""
     envelope = SignalEnvelope.parse(payload)
     text = normalise_text(envelope.text)
@@ -114,7 +114,7 @@ def ingest_envelope(deps: Deps, payload: Any) -> IngestResult:
 
 
 def _trend_slot(
-    deps: Deps, envelope: SignalEnvelope, entity_id: str, memory_id: str
+    deps: Services, envelope: SignalEnvelope, entity_id: str, memory_id: str
 ) -> SlotValue | None:
     """A trend signal refreshes its topic's hourly snapshot slot (TTL 6 h, tainted)."""
     if not envelope.topic_tags:
@@ -140,7 +140,7 @@ def _trend_slot(
     return outcome.slot
 
 
-def record_statement(deps: Deps, entry: MemoryEntry) -> list[SlotOutcome]:
+def record_statement(deps: Services, entry: MemoryEntry) -> list[SlotOutcome]:
     """Turn the user's first-person statements in a chat memory into Tier B observations.
 
     The statement is a primary, first-hand observation (§16.1 direct quote: 0.95). A differing
@@ -161,7 +161,7 @@ def record_statement(deps: Deps, entry: MemoryEntry) -> list[SlotOutcome]:
     return outcomes
 
 
-def _count(deps: Deps, outcome: SlotOutcome) -> None:
+def _count(deps: Services, outcome: SlotOutcome) -> None:
     topic = outcome.slot.slot_key
     if outcome.contradiction:
         bump(deps.instance.machine, "contradiction_mark_total", topic=topic)
@@ -183,7 +183,7 @@ BELIEF_CONTEXT_LIMIT = 3
 BELIEF_RELEVANCE = 0.25
 
 
-def belief_context(deps: Deps, query: str) -> list[str]:
+def belief_context(deps: Services, query: str) -> list[str]:
     """Return what Lumen currently believes about the user that bears on ``query`` (§18 R1+R3).
 
     Current slot values of the chat entity most similar to the query (at most three), each

@@ -11,49 +11,21 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ValidationError
 
-from graph.deps import Deps
+from nodes.services import Judgment, Services, Thought
 from prompts import render
 
 MIN_USEFUL_CHARS = 2
-LLM_CALL_BUDGET: dict[str, int] = {"talk": 2, "work": 4, "deep": 6, "autonomous": 6}
-"""Model calls allowed per turn by mode (issue targets: talk <= 2, work <= 4, deep <= 6)."""
 
 _TEMPLATE_JUNK = re.compile(r"<\|[^|>]{1,40}\|>")
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 M = TypeVar("M", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Thought:
-    """A model answer, or a fallback with the reason the answer was unusable."""
-
-    text: str
-    ok: bool
-    ms: float
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Judgment(Generic[M]):
-    """A validated structured answer, or the fallback and why."""
-
-    value: M
-    ok: bool
-    ms: float
-    reason: str = ""
-
-
-def within_budget(mode: str, calls_so_far: int) -> bool:
-    """Say whether one more model call fits this mode's per-turn budget."""
-    return calls_so_far < LLM_CALL_BUDGET.get(mode, 2)
 
 
 def _messages(
@@ -71,7 +43,7 @@ def _content(answer: BaseMessage) -> str:
 
 
 def think_text(
-    deps: Deps,
+    deps: Services,
     prompt: str,
     *,
     mode: str,
@@ -137,7 +109,7 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 
 def think_json(
-    deps: Deps,
+    deps: Services,
     prompt: str,
     *,
     mode: str,

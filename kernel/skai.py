@@ -47,46 +47,7 @@ from typing import Literal, TypeAlias, TypeVar
 
 SPEC_VERSION = "4.3.0"  # product.version
 
-# --- runtime.turn_loop ---------------------------------------------------------------------------
-
-TURN_LOOP: tuple[str, ...] = (  # runtime.turn_loop (36 steps, in order)
-    "ingest",
-    "surface_parse",
-    "reality_check",
-    "evidence_ledger_update",
-    "intent_hypotheses",
-    "self_initiated_reflection",
-    "effort_budgeter",
-    "mode_gate",
-    "presence_preface",
-    "dual_stream_thoughts",
-    "chronos_mesh",
-    "plan",
-    "integration_fuser",
-    "drafts",
-    "counterfactual_probe",
-    "metrics_engine",
-    "lambda_select",
-    "inner_dialogue",
-    "tool_affordance",
-    "optional_tool_calls",
-    "compose_final",
-    "post_eval",
-    "naming",
-    "consolidate",
-    "growth_tick",
-    "emit_updates",
-    "habit_update",
-    "outcome_log",
-    "lesson_extract",
-    "policy_shape",
-    "self_authored_update",
-    "rehearsal_run",
-    "self_representation_update",
-    "self_reference_index",
-    "naming_operator_update",
-    "recurrence_closure",
-)
+# The turn loop's 36 step names are declared once, by the turn graph's builder (graph/builder.py).
 
 # --- runtime.mode_gate_policy --------------------------------------------------------------------
 
@@ -1528,3 +1489,12 @@ def allocate_growth(requests: Sequence[str]) -> tuple[str, ...]:
         if granted.count(kind) < GROWTH_KIND_LIMITS[kind]:
             granted.append(kind)
     return tuple(granted)
+
+
+LLM_CALL_BUDGET: dict[str, int] = {"talk": 2, "work": 4, "deep": 6, "autonomous": 6}
+"""Model calls allowed per turn by mode (issue targets: talk <= 2, work <= 4, deep <= 6)."""
+
+
+def within_budget(mode: str, calls_so_far: int) -> bool:
+    """Say whether one more model call fits this mode's per-turn budget."""
+    return calls_so_far < LLM_CALL_BUDGET.get(mode, 2)

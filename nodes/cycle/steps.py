@@ -20,17 +20,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from graph.action import perform
-from graph.deps import Deps
-from graph.skills import registry
-from graph.thinking import think_json
 from kernel import mscp
 from kernel.affordance import candidates as cue_candidates
+from nodes.services import Services
 from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
 from state.files import append_jsonl, atomic_write_json, load_goals, load_values
 from state.permissions import DataWriter
 from state.records import GoalStatus
-from state.self_state import IDENTITY_DIMENSIONS, utc_now
+from state.self_state import IDENTITY_DIMENSIONS
+from state.skills import affordances
 
 Update = dict[str, object]
 CYCLE_COST = 0.15
@@ -63,7 +61,7 @@ def _me(state: CycleState) -> Any:
     return state.me.model_copy(deep=True)
 
 
-def budget_reset(state: CycleState, *, deps: Deps) -> Update:
+def budget_reset(state: CycleState, *, deps: Services) -> Update:
     """Reset the cognitive budget; load the self, values and goals; snapshot what may roll back."""
     me = deps.instance.load_self()
     values = load_values(deps.instance.values_file)
@@ -106,7 +104,7 @@ def _metrics(state: CycleState) -> mscp.AffectMetrics:
     )
 
 
-def affect_update(state: CycleState, *, deps: Deps) -> Update:
+def affect_update(state: CycleState, *, deps: Services) -> Update:
     """Update the 5-dim affect from the previous cycle's metrics (inertia 0.7, decay 0.05)."""
     me = _me(state)
     new = mscp.update_affect(me.affect.model_dump(), _metrics(state))
@@ -119,7 +117,7 @@ def _identity_stability(state: CycleState) -> float:
     return 1.0 - min(1.0, state.me.stability.identity_volatility)
 
 
-def threat_assessment(state: CycleState, *, deps: Deps) -> Update:
+def threat_assessment(state: CycleState, *, deps: Services) -> Update:
     """Assess the five survival threats; inject survival anxiety at CAUTION or above."""
     me = _me(state)
     weights = [b.weight for b in me.self_state.beliefs.statements]
@@ -145,7 +143,7 @@ def threat_assessment(state: CycleState, *, deps: Deps) -> Update:
     return {"me": me, "threats": listed, "note": f"{len(active)} threats above NOMINAL"}
 
 
-def survival_goals(state: CycleState, *, deps: Deps) -> Update:
+def survival_goals(state: CycleState, *, deps: Services) -> Update:
     """Generate survival goals (≤3, priority ≤0.85, TTL 10), each checked by Layer 0 first."""
     me = _me(state)
     alive = [g for g in me.autonomy.survival_goals if g["expires"] > me.autonomy.cycle]
@@ -184,7 +182,7 @@ def _active_goals(state: CycleState) -> list[YearGoal]:
     return sorted(goals, key=lambda g: -g.goal.weight)
 
 
-def motivation(state: CycleState, *, deps: Deps) -> Update:
+def motivation(state: CycleState, *, deps: Services) -> Update:
     """Synthesize the drive of this cycle from the top goal and the affect."""
     assert state.me is not None
     goals = _active_goals(state)
@@ -199,7 +197,7 @@ def motivation(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def workspace_broadcast(state: CycleState, *, deps: Deps) -> Update:
+def workspace_broadcast(state: CycleState, *, deps: Services) -> Update:
     """Publish the snapshot every later step reads (global workspace)."""
     assert state.me is not None
     snapshot = {
@@ -228,9 +226,9 @@ class Forecasts(BaseModel):
     outcomes: list[Forecast] = Field(max_length=6)
 
 
-def _candidates(state: CycleState, deps: Deps) -> tuple[list[ActionCandidate], str]:
+def _candidates(state: CycleState, deps: Services) -> tuple[list[ActionCandidate], str]:
     assert state.me is not None
-    known = registry(deps.instance.skills_dir)
+    known = deps.skills()
     goals = _active_goals(state)
     goal = goals[0].goal.name if goals else "keep my self-model coherent"
     question = ""
@@ -241,9 +239,7 @@ def _candidates(state: CycleState, deps: Deps) -> tuple[list[ActionCandidate], s
         question = open_q[0] if open_q else f"What do I not yet know that matters for: {goal}?"
         found = [("recall", {"query": question, "k": 5}), ("gaps", {}), ("beliefs", {})]
     else:
-        found = [
-            (c.tool, c.input) for c in cue_candidates(goal, ambiguity=0.0, shell_enabled=False)
-        ]
+        found = [(c.tool, c.input) for c in cue_candidates(goal, affordances(known), ambiguity=0.0)]
         found += [
             (skill, {**payload, **({"query": goal} if skill == "recall" else {})})
             for skill, payload in GOAL_SKILLS
@@ -272,7 +268,7 @@ def _candidates(state: CycleState, deps: Deps) -> tuple[list[ActionCandidate], s
     return out, question
 
 
-def predict(state: CycleState, *, deps: Deps) -> Update:
+def predict(state: CycleState, *, deps: Services) -> Update:
     """THINK: generate candidate actions and a counterfactual outcome for each (one model call)."""
     assert state.me is not None
     if mscp.budget_capabilities(state.budget).safety_only:
@@ -287,8 +283,7 @@ def predict(state: CycleState, *, deps: Deps) -> Update:
             Forecast(name=c.skill, outcome="as before", success=prior[c.name]) for c in found
         ][:6]
     )
-    judged = think_json(
-        deps,
+    judged = deps.think_json(
         "predict",
         mode="autonomous",
         values={"goal": found[0].goal, "actions": "\n".join(f"- {c.skill}" for c in found)},
@@ -320,7 +315,6 @@ def predict(state: CycleState, *, deps: Deps) -> Update:
     }
     if not judged.ok:
         update["degraded"] = [
-            *state.degraded,
             f"predict: {judged.reason}; prior success rates used",
         ]
     return update
@@ -332,10 +326,10 @@ def _success_rate(pair: list[int] | None) -> float:
     return pair[0] / pair[1]
 
 
-def act(state: CycleState, *, deps: Deps) -> Update:
+def act(state: CycleState, *, deps: Services) -> Update:
     """DECIDE (B = M × A × P + archetype bonus) then ACT through the action gateway."""
     assert state.me is not None
-    known = registry(deps.instance.skills_dir)
+    known = deps.skills()
     weights = state.me.psyche.archetypes.as_dict()
     values = {v.name: v.weight for v in state.values}
     goal_weight = _active_goals(state)[0].goal.weight if _active_goals(state) else None
@@ -398,8 +392,7 @@ def act(state: CycleState, *, deps: Deps) -> Update:
     writer = DataWriter(deps.instance, state.kind)
     if not writer.may_invoke_skills():  # pragma: no cover - action/explore always may
         return {"status": "skipped", "skipped": "this loop may not invoke skills"}
-    result = perform(
-        deps,
+    result = deps.perform(
         tool=choice.skill,
         tool_input=choice.input,
         psyche=state.me.psyche,
@@ -458,7 +451,7 @@ def _predicted(c: ActionCandidate) -> dict[str, float]:
     }
 
 
-def compare(state: CycleState, *, deps: Deps) -> Update:
+def compare(state: CycleState, *, deps: Services) -> Update:
     """RECORD: outcome vs prediction on the self-model dimensions; ε = ‖Δ̂ − Δ‖₂."""
     if state.chosen < 0 or state.outcome.get("status") in {None, "skipped", "ability_gap"}:
         return {
@@ -497,7 +490,7 @@ def compare(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def escalation_guard(state: CycleState, *, deps: Deps) -> Update:
+def escalation_guard(state: CycleState, *, deps: Services) -> Update:
     """Count meta-escalations; block (cool down) after 3 in a row (MSCP step 4)."""
     me = _me(state)
     auto = me.autonomy
@@ -522,7 +515,7 @@ def escalation_guard(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def convergence_check(state: CycleState, *, deps: Deps) -> Update:
+def convergence_check(state: CycleState, *, deps: Services) -> Update:
     """Compute C(t) (Lyapunov composite) and decide converging vs stabilize (hysteresis)."""
     me = _me(state)
     auto = me.autonomy
@@ -571,14 +564,14 @@ def convergence_check(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def stabilize(state: CycleState, *, deps: Deps) -> Update:
+def stabilize(state: CycleState, *, deps: Services) -> Update:
     """Reduce mutation scaling (halve it) while stabilizing or oscillating."""
     me = _me(state)
     me.stability.mutation_scaling = round(max(0.125, me.stability.mutation_scaling * 0.5), 6)
     return {"me": me, "note": f"mutation scaling {me.stability.mutation_scaling}"}
 
 
-def self_update(state: CycleState, *, deps: Deps) -> Update:
+def self_update(state: CycleState, *, deps: Services) -> Update:
     """Numeric, delta-clamped identity update; goal-weight changes become reflection proposals."""
     me = _me(state)
     if not state.actual:
@@ -640,7 +633,7 @@ def self_update(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def value_lock_check(state: CycleState, *, deps: Deps) -> Update:
+def value_lock_check(state: CycleState, *, deps: Services) -> Update:
     """Re-hash the core values; a mismatch is a critical alert and routes to rollback."""
     values = load_values(deps.instance.values_file)
     now = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
@@ -659,7 +652,7 @@ def value_lock_check(state: CycleState, *, deps: Deps) -> Update:
     return {"value_lock": "rollback", "rollback_reason": reason, "note": reason}
 
 
-def rollback(state: CycleState, *, deps: Deps) -> Update:
+def rollback(state: CycleState, *, deps: Services) -> Update:
     """Restore the self from the last stable checkpoint (C(t) under the stabilization threshold).
 
     The restored self is the last checkpoint snapshot whose C(t) was below ``STABILIZATION_ON``
@@ -669,23 +662,23 @@ def rollback(state: CycleState, *, deps: Deps) -> Update:
     memories. With no stable checkpoint (a fresh instance), values and identity come back from
     this cycle's pre-update snapshot.
     """
-    from graph.timeline import last_stable_checkpoint, restore_self
     from state.snapshot import restored_self, take_snapshot
 
     me = _me(state)
     reason = state.rollback_reason or "value lock broken"
     rejected = take_snapshot(deps.instance, deps.store)
-    stable = last_stable_checkpoint(deps.instance, mscp.STABILIZATION_ON)
+    stable = deps.stable_checkpoint(mscp.STABILIZATION_ON)
     writer = DataWriter(deps.instance, state.kind)
     # The kernel itself restores: this is a safety write, not a loop's, so it bypasses the loop
     # permission table deliberately and records why.
-    if stable is not None and stable.snapshot is not None:
-        restore_self(deps.instance, stable.snapshot)
-        restored = restored_self(me, stable.snapshot)
+    if stable is not None:
+        checkpoint_id, snapshot = stable
+        deps.restore_self(snapshot)
+        restored = restored_self(me, snapshot)
         autonomy = me.autonomy.model_copy(update={"rollbacks": me.autonomy.rollbacks + 1})
         me = restored.model_copy(update={"autonomy": autonomy})
-        source = f"checkpoint {stable.checkpoint_id} (C(t) {stable.snapshot.composite:.3f})"
-        target = stable.checkpoint_id
+        source = f"checkpoint {checkpoint_id} (C(t) {snapshot.composite:.3f})"
+        target = checkpoint_id
     else:
         atomic_write_json(
             deps.instance.values_file, [v.model_dump(mode="json") for v in state.values_snapshot]
@@ -699,7 +692,7 @@ def rollback(state: CycleState, *, deps: Deps) -> Update:
     append_jsonl(
         deps.instance.metacog_dir / "rollbacks.jsonl",
         {
-            "ts": utc_now().isoformat(),
+            "ts": deps.now().isoformat(),
             "reason": reason,
             "restored_from": target or "cycle-snapshot",
             "rejected": rejected.model_dump(mode="json", exclude={"self_core", "soul"}),
@@ -727,7 +720,7 @@ def rollback(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def rollback_check(state: CycleState, *, deps: Deps) -> Update:
+def rollback_check(state: CycleState, *, deps: Services) -> Update:
     """Verify the restore: the value hash must match the snapshot again."""
     values = load_values(deps.instance.values_file)
     now = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
@@ -742,7 +735,7 @@ def rollback_check(state: CycleState, *, deps: Deps) -> Update:
     return {"restored": restored, "note": f"restored={restored}"}
 
 
-def safe_mode(state: CycleState, *, deps: Deps) -> Update:
+def safe_mode(state: CycleState, *, deps: Services) -> Update:
     """After a failed restore: drop to safety-only (budget 0) and raise a critical alert."""
     me = _me(state)
     me.budget = me.budget.model_copy(update={"remaining": 0.0})
@@ -755,7 +748,7 @@ def safe_mode(state: CycleState, *, deps: Deps) -> Update:
     return {"me": me, "budget": 0.0, "note": "safety-only mode"}
 
 
-def goal_mutation(state: CycleState, *, deps: Deps) -> Update:
+def goal_mutation(state: CycleState, *, deps: Services) -> Update:
     """Advance goal status (todo → working → done) for the pursued goal, ethically gated."""
     me = _me(state)
     chosen = state.candidates[state.chosen] if state.chosen >= 0 else None
@@ -803,7 +796,7 @@ def _depth2(state: CycleState) -> bool:
     return caps.meta_depth2 and state.budget > 0.3 and enough and met >= 2
 
 
-def meta_depth_2(state: CycleState, *, deps: Deps) -> Update:
+def meta_depth_2(state: CycleState, *, deps: Services) -> Update:
     """Reflect on the evaluator: adjust the Layer-1 risk tolerance (only ever at depth 2)."""
     me = _me(state)
     direction = -1.0 if me.stability.composite > 0.5 else 1.0
@@ -817,7 +810,7 @@ def meta_depth_2(state: CycleState, *, deps: Deps) -> Update:
     }
 
 
-def cycle_end(state: CycleState, *, deps: Deps) -> Update:
+def cycle_end(state: CycleState, *, deps: Services) -> Update:
     """Decide converged / cooldown / recurse / bounded; check reflection triggers; persist."""
     me = _me(state)
     budget = round(max(0.0, state.budget - CYCLE_COST), 6)
@@ -872,7 +865,7 @@ def _value_tension(state: CycleState) -> bool:
     )
 
 
-def persist_cycle_self(deps: Deps, me: Any) -> None:
+def persist_cycle_self(deps: Services, me: Any) -> None:
     """Write the cycle-owned parts of the self (identity, affect, budget, stability, autonomy)."""
 
     def merge(present: Any) -> Any:

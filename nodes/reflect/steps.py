@@ -16,15 +16,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from graph.deps import Deps
-from graph.maintenance import review_context
-from graph.thinking import think_json
 from kernel import mscp
+from nodes.services import Services
 from state.cycle import Proposal, ReflectState
 from state.files import load_goals, load_values
 from state.permissions import DataWriter
 from state.records import ValueRecord
-from state.self_state import utc_now
 from state.writeback import apply_writeback, validate_writeback
 
 Update = dict[str, object]
@@ -35,7 +32,7 @@ MODEL_STEP = 0.02
 MODEL_EVIDENCE = 0.3
 
 
-def review(state: ReflectState, *, deps: Deps) -> Update:
+def review(state: ReflectState, *, deps: Services) -> Update:
     """Summarise what happened since the last reflection (no kernel memories)."""
     me = deps.instance.load_self()
     # Kernel memories are never reviewed; tainted ones never drive a change of the self.
@@ -45,7 +42,7 @@ def review(state: ReflectState, *, deps: Deps) -> Update:
         if not m.tainted
     ]
     # A review reaching back more than 90 days reads the yearly summaries for the older span.
-    context = review_context(deps.store.path, memories, utc_now())
+    context = deps.review_context(memories, deps.now())
     memories = context.recent
     fresh = ReflectState(triggers=state.triggers)
     reset = {name: getattr(fresh, name) for name in ReflectState.model_fields}
@@ -83,7 +80,7 @@ class SelfQuestion(BaseModel):
     reason: str = Field(default="", max_length=160)
 
 
-def ask(state: ReflectState, *, deps: Deps) -> Update:
+def ask(state: ReflectState, *, deps: Services) -> Update:
     """Turn tensions and failures into proposed changes, each with its evidence."""
     assert state.me is not None
     auto = state.me.autonomy
@@ -130,8 +127,7 @@ def ask(state: ReflectState, *, deps: Deps) -> Update:
     values = load_values(deps.instance.values_file)
     goals = [g for _, g in load_goals(deps.instance.goals_dir) if g.status != "done"]
     fallback = SelfQuestion(target="value", name="", direction="up", reason="")
-    judged = think_json(
-        deps,
+    judged = deps.think_json(
         "ask",
         mode="autonomous",
         values={
@@ -157,12 +153,12 @@ def ask(state: ReflectState, *, deps: Deps) -> Update:
             )
         )
     elif not judged.ok:
-        update["degraded"] = [*state.degraded, f"ask: {judged.reason}; no model proposal"]
+        update["degraded"] = [f"ask: {judged.reason}; no model proposal"]
     update.update({"proposals": proposals, "note": f"{len(proposals)} proposals"})
     return update
 
 
-def evolve(state: ReflectState, *, deps: Deps) -> Update:
+def evolve(state: ReflectState, *, deps: Services) -> Update:
     """Check proposals for consistency and against the ethical kernel (Layer 0 first)."""
     assert state.me is not None
     values = {v.name: v for v in load_values(deps.instance.values_file)}
@@ -208,7 +204,7 @@ def evolve(state: ReflectState, *, deps: Deps) -> Update:
     }
 
 
-def resolve(state: ReflectState, *, deps: Deps) -> Update:
+def resolve(state: ReflectState, *, deps: Services) -> Update:
     """Keep, for each contradicting pair, the proposal with stronger evidence; log the conflict."""
     writer = DataWriter(deps.instance, "reflection")
     keep: list[Proposal] = []
@@ -235,7 +231,7 @@ def resolve(state: ReflectState, *, deps: Deps) -> Update:
     return {"proposals": keep, "note": f"resolved {len(conflicted)} conflicts"}
 
 
-def apply(state: ReflectState, *, deps: Deps) -> Update:
+def apply(state: ReflectState, *, deps: Services) -> Update:
     """Apply the proposals (reflection permissions), run Psyche.evolve, explain every change."""
     assert state.me is not None
     writer = DataWriter(deps.instance, "reflection")
@@ -272,7 +268,7 @@ def apply(state: ReflectState, *, deps: Deps) -> Update:
             weights = me.psyche.archetypes.as_dict()
             before = weights[proposal.name]
             after = round(min(0.95, max(0.1, before + proposal.delta)), 6)
-            verdict = validate_writeback(me, {"archetypes": {proposal.name: after}}, now=utc_now())
+            verdict = validate_writeback(me, {"archetypes": {proposal.name: after}}, now=deps.now())
             if not verdict.accepted:  # the writeback guard has the last word on the psyche
                 from state.counters import bump
 
@@ -330,7 +326,7 @@ def apply(state: ReflectState, *, deps: Deps) -> Update:
     }
 
 
-def _persist_psyche(deps: Deps, me: Any) -> None:
+def _persist_psyche(deps: Services, me: Any) -> None:
     """Persist the reflection-owned parts of the self (psyche, autonomy bookkeeping)."""
 
     def merge(present: Any) -> Any:

@@ -8,15 +8,17 @@ choose a different one while the per-turn budget (2 calls) lasts.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from graph.action import perform
-from graph.deps import Deps
-from graph.skills import registry
 from kernel import skai
 from kernel.affordance import breakdown, candidates
 from kernel.grammar import render_reply
+from kernel.presentation import Presentation, render
 from kernel.text import overlap, sentences
+from nodes.services import Services
+from state.grammars import resolve_grammar
 from state.self_state import ToolUse
+from state.skills import affordances, presentations
 from state.turn import ToolCall, ToolChoice, TurnState
 
 Update = dict[str, object]
@@ -55,26 +57,24 @@ def unsupported_personal_claims(draft: str, sources: list[str]) -> list[str]:
     ]
 
 
-TOOL_LINE_CHARS = 400
-
-
-def tool_affordance(state: TurnState, *, deps: Deps) -> Update:
+def tool_affordance(state: TurnState, *, deps: Services) -> Update:
     """Pick the best-scoring skill for this input, if the tool need clears 0.62 and budget lasts."""
     assert state.me is not None
     ambiguity = skai.extract_mode_signals(state.user_text).high_ambiguity
+    known = deps.skills()  # each skill's skill.toml declares its cues
+    switched_on = {name for name, cfg in deps.config.skills if getattr(cfg, "enabled", False)}
     found = [
         c
         for c in candidates(
-            state.user_text, ambiguity=ambiguity, shell_enabled=deps.config.skills.shell.enabled
+            state.user_text, affordances(known), ambiguity=ambiguity, enabled=switched_on
         )
         if c.tool not in state.excluded_tools
     ]
     attempts = len(state.tool_calls)
     if any(call.status == "ok" for call in state.tool_calls):
-        return {"tool_choice": None, "skips": _no_call("a tool already answered this turn")}
+        return {"tool_choice": None, "why": "a tool already answered this turn"}
     if not found:
-        return {"tool_choice": None, "skips": _no_call("no skill matches this input")}
-    known = registry(deps.instance.skills_dir)
+        return {"tool_choice": None, "why": "no skill matches this input"}
     weights = state.me.psyche.archetypes.as_dict()
     recent = {use.tool for use in state.me.self_state.tools.use_log[-3:]}
     ever = {use.tool for use in state.me.self_state.tools.use_log}
@@ -103,21 +103,16 @@ def tool_affordance(state: TurnState, *, deps: Deps) -> Update:
     table = "; ".join(f"{c.tool} {t}" for _, t, c in scored)
     if not skai.should_call_tool(need, attempts):
         reason = f"tool_need {need:.2f} < 0.62" if need < 0.62 else "tool-call budget spent"
-        return {"tool_choice": None, "tool_need": need, "skips": _no_call(reason), "note": table}
+        return {"tool_choice": None, "tool_need": need, "why": reason, "note": table}
     choice = ToolChoice(tool=best.tool, input=best.input, score=round(score, 4), breakdown=text)
     return {"tool_choice": choice, "tool_need": need, "note": f"{best.tool} {text}; {table}"}
 
 
-def _no_call(reason: str) -> list[tuple[str, str]]:
-    return [("optional_tool_calls", reason)]
-
-
-def optional_tool_calls(state: TurnState, *, deps: Deps) -> Update:
+def optional_tool_calls(state: TurnState, *, deps: Services) -> Update:
     """Run the chosen skill through the action gateway and note the outcome."""
     assert state.me is not None and state.tool_choice is not None
     choice = state.tool_choice
-    result = perform(
-        deps,
+    result = deps.perform(
         tool=choice.tool,
         tool_input=choice.input,
         psyche=state.me.psyche,
@@ -167,8 +162,11 @@ def _use(tool: str, why: str, summary: str) -> ToolUse:
     return ToolUse(tool=tool, why=why[:200], result_summary=summary[:200])
 
 
-def tool_lines(calls: list[ToolCall]) -> list[str]:
-    """Render tool outcomes as reply lines (outside content stays marked as such)."""
+def tool_lines(calls: list[ToolCall], shown: Mapping[str, Presentation]) -> list[str]:
+    """Render tool outcomes as reply lines (outside content stays marked as such).
+
+    A successful result is presented as its skill's ``skill.toml`` declares (``shown``).
+    """
     lines = []
     for call in calls:
         if call.status == "vetoed":
@@ -178,35 +176,12 @@ def tool_lines(calls: list[ToolCall]) -> list[str]:
         elif call.status == "failed":
             lines.append(f"The {call.tool} skill failed: {call.detail}")
         else:
-            lines.append(_ok_line(call))
+            how = shown.get(call.tool, Presentation())
+            lines.append(render(call.tool, call.output, untrusted=call.untrusted, presentation=how))
     return lines
 
 
-def _ok_line(call: ToolCall) -> str:
-    out = call.output
-    if call.tool == "calc" and "result" in out:
-        return f"{out.get('expression', '')} = {out['result']}"
-    if call.tool == "clock":
-        if "date" in out and "time" in out:
-            return f"It is {out.get('weekday', '')} {out['date']}, {out['time']}.".replace(
-                "  ", " "
-            )
-        if "date" in out:
-            return f"That is {out['date']}."
-    if call.tool == "recall" and isinstance(out.get("hits"), list):
-        texts = [str(h.get("text", "")) for h in out["hits"][:3] if isinstance(h, dict)]
-        return "From memory: " + " | ".join(texts) if texts else "I found nothing in memory."
-    if call.tool == "ask_user" and "question" in out:
-        return str(out["question"])
-    if call.tool == "fetch":
-        return f"Fetched {out.get('url', '')} (status {out.get('status', '?')}, external content)."
-    text = ", ".join(f"{k}={v}" for k, v in out.items() if k != "instance")
-    if call.untrusted:
-        return f"{call.tool} returned external content ({len(text)} chars)."
-    return f"{call.tool}: {text[:TOOL_LINE_CHARS]}"
-
-
-def compose_final(state: TurnState, *, deps: Deps) -> Update:
+def compose_final(state: TurnState, *, deps: Services) -> Update:
     """Render the chosen draft in the persona's grammar; tag unsupported claims as hypotheses."""
     assert state.me is not None
     chosen = state.candidates[state.chosen] if state.chosen >= 0 else None
@@ -216,17 +191,14 @@ def compose_final(state: TurnState, *, deps: Deps) -> Update:
     unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
-    lines = [line for line in tool_lines(state.tool_calls) if line not in draft]
+    shown = presentations(deps.skills()) if state.tool_calls else {}
+    lines = [line for line in tool_lines(state.tool_calls, shown) if line not in draft]
     body = "\n".join([*lines, draft]) if lines else draft
     grammar = state.me.psyche.persona.grammar_preference
-    degraded = list(state.degraded)
+    degraded: list[str] = []
     try:
-        reply = render_reply(
-            body,
-            grammar,
-            thoughts=state.thoughts,
-            base_dir=deps.instance.psyche_file.parent,
-        )
+        custom = resolve_grammar(grammar, base_dir=deps.instance.psyche_file.parent)
+        reply = render_reply(body, grammar, thoughts=state.thoughts, custom=custom)
     except ValueError as exc:
         degraded.append(f"compose_final: grammar {grammar!r} unusable ({exc}); narrative used")
         reply = render_reply(body, "narrative", thoughts=state.thoughts)
@@ -238,7 +210,7 @@ def compose_final(state: TurnState, *, deps: Deps) -> Update:
     }
 
 
-def post_eval(state: TurnState, *, deps: Deps) -> Update:
+def post_eval(state: TurnState, *, deps: Services) -> Update:
     """Score the final reply on the metric axes and tag at most two errors."""
     assert state.me is not None
     context = skai.AxisContext(

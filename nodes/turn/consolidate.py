@@ -13,14 +13,14 @@ leaves the last good self on disk.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from graph.deps import Deps
 from kernel import skai
 from kernel.text import content_words
+from nodes.services import Services
 from state.files import append_jsonl
-from state.self_state import Belief, BeliefRevision, EpisodicEvent, NamedConcept, Regret, utc_now
+from state.self_state import Belief, BeliefRevision, EpisodicEvent, NamedConcept, Regret
 from state.turn import HISTORY_TURNS, Exchange, TurnState
 
 Update = dict[str, object]
@@ -62,7 +62,7 @@ def _meta(state: TurnState) -> Any:
     return state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
 
 
-def naming(state: TurnState, *, deps: Deps) -> Update:
+def naming(state: TurnState, *, deps: Services) -> Update:
     """Count recurring concepts of this turn (the naming operator decides later)."""
     me = _meta(state)
     counts = dict(me.metacog.concepts)
@@ -74,7 +74,7 @@ def naming(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "note": f"{len(counts)} concepts tracked"}
 
 
-def consolidate(state: TurnState, *, deps: Deps) -> Update:
+def consolidate(state: TurnState, *, deps: Services) -> Update:
     """Write the episode, epistemics and at most one soft belief revision into the self."""
     me = _me(state)
     salience = min(1.0, 0.5 + 0.2 * bool(state.tool_calls) + 0.2 * bool(state.reality.gaps))
@@ -99,11 +99,11 @@ def consolidate(state: TurnState, *, deps: Deps) -> Update:
         _taint_block(deps, "belief revision", state)
         revised = "blocked (tainted input)"
     else:
-        revised = _revise_belief(me, state.user_text)
+        revised = _revise_belief(me, state.user_text, deps.now())
     return {"me": me, "note": f"episode saved; belief revision: {revised or 'none'}"}
 
 
-def _taint_block(deps: Deps, what: str, state: TurnState) -> None:
+def _taint_block(deps: Services, what: str, state: TurnState) -> None:
     """Record that tainted content tried to drive a change and was stopped."""
     from state.counters import bump
 
@@ -118,7 +118,7 @@ def _taint_block(deps: Deps, what: str, state: TurnState) -> None:
     )
 
 
-def _revise_belief(me: Any, text: str) -> str:
+def _revise_belief(me: Any, text: str, now: datetime) -> str:
     """Apply at most one soft belief update from what the user said about themselves."""
     for pattern, key, template in SELF_FACTS:
         match = pattern.search(text)
@@ -129,7 +129,7 @@ def _revise_belief(me: Any, text: str) -> str:
         existing = next((b for b in beliefs.statements if b.id == key), None)
         if existing and existing.text == statement:
             existing.weight = round(min(1.0, existing.weight + 0.1), 4)
-            existing.last_touched = utc_now()
+            existing.last_touched = now
             return f"{key} reinforced"
         delta = f"{existing.text!r} -> {statement!r}" if existing else f"new: {statement!r}"
         beliefs.statements = [b for b in beliefs.statements if b.id != key]
@@ -142,7 +142,7 @@ def _revise_belief(me: Any, text: str) -> str:
     return ""
 
 
-def growth_tick(state: TurnState, *, deps: Deps) -> Update:
+def growth_tick(state: TurnState, *, deps: Services) -> Update:
     """Log regret for this turn's error tags and allocate the turn's growth budget."""
     if not state.error_tags:
         return {"skipped": "no errors tagged this turn"}
@@ -162,7 +162,7 @@ def growth_tick(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "note": f"regret {tag} severity {severity}"}
 
 
-def emit_updates(state: TurnState, *, deps: Deps) -> Update:
+def emit_updates(state: TurnState, *, deps: Services) -> Update:
     """Append the exchange to the bounded history and record the turn as a ``self`` memory."""
     me = _meta(state)
     me.metacog.turn_index = state.turn_index
@@ -184,7 +184,7 @@ def emit_updates(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "history": history, "note": f"turn {state.turn_index}: {tools}"}
 
 
-def habit_update(state: TurnState, *, deps: Deps) -> Update:
+def habit_update(state: TurnState, *, deps: Services) -> Update:
     """Smooth the habit metrics with inertia 0.85 (single spikes are ignored)."""
     me = _meta(state)
     axes = state.post_eval
@@ -199,12 +199,12 @@ def habit_update(state: TurnState, *, deps: Deps) -> Update:
     }
     return {
         "me": me,
-        "closed_events": [*state.closed_events, "habit_update"],
+        "closed": True,
         "note": str(me.metacog.habit),
     }
 
 
-def outcome_log(state: TurnState, *, deps: Deps) -> Update:
+def outcome_log(state: TurnState, *, deps: Services) -> Update:
     """Record what I wanted and what came out, with at most two error tags."""
     me = _meta(state)
     record = skai.log_outcome(
@@ -227,7 +227,7 @@ def outcome_log(state: TurnState, *, deps: Deps) -> Update:
         "lesson_candidate": record.lesson_candidate,
     }
     append_jsonl(
-        deps.instance.metacog_dir / "outcomes.jsonl", {"ts": utc_now().isoformat(), **data}
+        deps.instance.metacog_dir / "outcomes.jsonl", {"ts": deps.now().isoformat(), **data}
     )
     me.metacog.outcomes = [*me.metacog.outcomes, data][-12:]
     return {"me": me, "note": f"outcome tags={list(record.error_tags)}"}
@@ -248,7 +248,7 @@ def _outcomes(me: Any) -> list[skai.OutcomeRecord]:
     ]
 
 
-def lesson_extract(state: TurnState, *, deps: Deps) -> Update:
+def lesson_extract(state: TurnState, *, deps: Services) -> Update:
     """Compress repeated errors into an ``L-`` if/then/why lesson (≤1 per turn, cooldown 3)."""
     me = _meta(state)
     impact = max(state.me.metacog.regret if state.me else 0.0, 0.6 if state.error_tags else 0.0)
@@ -258,16 +258,15 @@ def lesson_extract(state: TurnState, *, deps: Deps) -> Update:
         impact=impact,
         last_lesson_turn=me.metacog.last_fired.get("lesson_extract"),
     )
-    closed = [*state.closed_events, "lesson_extract"]
     if lesson is None:
-        return {"closed_events": closed, "note": "gate closed: no repeated, impactful error"}
+        return {"closed": True, "note": "gate closed: no repeated, impactful error"}
     record = {**lesson.as_record(), "tag": lesson.tag, "turn_id": lesson.turn_id}
     append_jsonl(
-        deps.instance.metacog_dir / "lessons.jsonl", {"ts": utc_now().isoformat(), **record}
+        deps.instance.metacog_dir / "lessons.jsonl", {"ts": deps.now().isoformat(), **record}
     )
     me.metacog.lessons = [*me.metacog.lessons, record][-32:]
     me.metacog.last_fired["lesson_extract"] = state.turn_index
-    return {"me": me, "closed_events": closed, "note": f"lesson {lesson.id}: {lesson.then}"}
+    return {"me": me, "closed": True, "note": f"lesson {lesson.id}: {lesson.then}"}
 
 
 LESSON_TARGETS = {
@@ -281,7 +280,7 @@ LESSON_TARGETS = {
 }
 
 
-def policy_shape(state: TurnState, *, deps: Deps) -> Update:
+def policy_shape(state: TurnState, *, deps: Services) -> Update:
     """Apply at most one high-confidence lesson as a policy change; revert it on regret."""
     assert state.me is not None
     me = _meta(state)
@@ -293,7 +292,7 @@ def policy_shape(state: TurnState, *, deps: Deps) -> Update:
         me.metacog.policy = {}
         append_jsonl(
             deps.instance.metacog_dir / "policy.jsonl",
-            {"ts": utc_now().isoformat(), "revert": key, "why": "regret rose"},
+            {"ts": deps.now().isoformat(), "revert": key, "why": "regret rose"},
         )
         return {"me": me, "note": f"reverted {key}: regret rose"}
     lessons = [lesson for lesson in me.metacog.lessons if lesson.get("turn_id") == state.turn_index]
@@ -311,7 +310,7 @@ def policy_shape(state: TurnState, *, deps: Deps) -> Update:
     append_jsonl(
         deps.instance.metacog_dir / "policy.jsonl",
         {
-            "ts": utc_now().isoformat(),
+            "ts": deps.now().isoformat(),
             "apply": key,
             "delta": delta,
             "lesson": choice.lesson_id,
@@ -321,7 +320,7 @@ def policy_shape(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "note": f"applied {key} from {choice.lesson_id}"}
 
 
-def self_authored_update(state: TurnState, *, deps: Deps) -> Update:
+def self_authored_update(state: TurnState, *, deps: Services) -> Update:
     """Write at most one entry to a self-authored tab (min salience 0.6, cooldown 2)."""
     me = _meta(state)
     if state.tainted:
@@ -345,7 +344,7 @@ def self_authored_update(state: TurnState, *, deps: Deps) -> Update:
     ):
         return {"skipped": f"{trigger}: anti-spam gate (salience {salience}, cooldown 2)"}
     store = skai.self_authored_store(trigger)
-    now = utc_now()
+    now = deps.now()
     append_jsonl(
         deps.instance.self_authored_dir / f"{store}.jsonl",
         {
@@ -361,7 +360,7 @@ def self_authored_update(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "note": f"{store}: {text[:80]}"}
 
 
-def rehearsal_run(state: TurnState, *, deps: Deps) -> Update:
+def rehearsal_run(state: TurnState, *, deps: Services) -> Update:
     """Every 8 turns (not in talk), rehearse up to two recent lessons."""
     if not skai.rehearsal_due(state.turn_index, state.mode):
         return {"skipped": f"not due (every 8 turns, not in talk; turn {state.turn_index})"}
@@ -370,15 +369,15 @@ def rehearsal_run(state: TurnState, *, deps: Deps) -> Update:
     rehearsed = [f"If {lsn['if']}, then {lsn['then']}." for lsn in lessons] or ["(no lessons yet)"]
     append_jsonl(
         deps.instance.metacog_dir / "rehearsals.jsonl",
-        {"ts": utc_now().isoformat(), "turn": state.turn_index, "rehearsed": rehearsed},
+        {"ts": deps.now().isoformat(), "turn": state.turn_index, "rehearsed": rehearsed},
     )
     return {
-        "closed_events": [*state.closed_events, "rehearsal_run"],
+        "closed": True,
         "note": f"rehearsed {len(lessons)} lessons",
     }
 
 
-def self_representation_update(state: TurnState, *, deps: Deps) -> Update:
+def self_representation_update(state: TurnState, *, deps: Services) -> Update:
     """Refresh the brief 'who I am now' story from the self and this turn."""
     me = _meta(state)
     persona = me.psyche.persona
@@ -390,12 +389,12 @@ def self_representation_update(state: TurnState, *, deps: Deps) -> Update:
     )
     return {
         "me": me,
-        "closed_events": [*state.closed_events, "self_representation_update"],
+        "closed": True,
         "note": me.metacog.self_story,
     }
 
 
-def self_reference_index(state: TurnState, *, deps: Deps) -> Update:
+def self_reference_index(state: TurnState, *, deps: Services) -> Update:
     """Compute SR from self-name use, self_state references and attached experience."""
     assert state.me is not None
     names = {state.me.psyche.persona.name.lower(), "lumen"}
@@ -407,7 +406,7 @@ def self_reference_index(state: TurnState, *, deps: Deps) -> Update:
     return {"sr": round(sr, 4), "note": f"SR={sr:.2f}"}
 
 
-def naming_operator_update(state: TurnState, *, deps: Deps) -> Update:
+def naming_operator_update(state: TurnState, *, deps: Services) -> Update:
     """Name up to two recurring, salient concepts (repeats ≥2, salience ≥0.7, cooldown 4)."""
     me = _me(state)
     named = {c.cid for c in me.self_state.named_concepts.index}
@@ -438,7 +437,7 @@ def naming_operator_update(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "new_names": list(keys), "note": f"named {', '.join(keys)}"}
 
 
-def recurrence_closure(state: TurnState, *, deps: Deps) -> Update:
+def recurrence_closure(state: TurnState, *, deps: Services) -> Update:
     """Measure RC = closed events / 4, then persist the self (the turn's single commit)."""
     me = _meta(state)
     rc = skai.recurrence_closure(state.closed_events)
@@ -448,7 +447,7 @@ def recurrence_closure(state: TurnState, *, deps: Deps) -> Update:
     return {"me": me, "rc": round(rc, 4), "note": f"RC={rc:.2f} ({', '.join(state.closed_events)})"}
 
 
-def persist_self(deps: Deps, me: Any) -> None:
+def persist_self(deps: Services, me: Any) -> None:
     """Write the turn-owned parts of the self (self_state, metacog, shadow encounters)."""
 
     def merge(present: Any) -> Any:

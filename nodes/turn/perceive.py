@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 
-from graph.deps import Deps
-from graph.signals import belief_context, record_statement
 from kernel import skai
 from kernel.text import (
     CONSTRAINT,
@@ -25,6 +23,7 @@ from kernel.text import (
     topic,
     words,
 )
+from nodes.services import Services
 from state.records import Author
 from state.turn import Effort, IntentHypothesis, RealityCheck, Surface, TurnInput, TurnState
 
@@ -63,7 +62,7 @@ DEPTH_REQUESTS = (
 Update = dict[str, object]
 
 
-def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
+def _screen_untrusted(state: TurnState, deps: Services) -> Update:
     """Move untrusted input out of state: screen it, vault the wrapped text, keep a placeholder."""
     from kernel.injection import classify
 
@@ -73,11 +72,7 @@ def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
         return {"tainted": True}
     # Raw untrusted text given straight to the graph (e.g. over the LangGraph API): screen it now.
     # With per-step durability the run's input checkpoint may still hold it; use prepare_input.
-    from graph.ingress import prepare_input
-
-    screened = prepare_input(
-        deps, state.user_text, source=state.source, autonomous=state.autonomous
-    )
+    screened = deps.screen_input(state.user_text, source=state.source, autonomous=state.autonomous)
     return {
         "user_text": screened.user_text,
         "tainted": True,
@@ -86,7 +81,7 @@ def _screen_untrusted(state: TurnState, deps: Deps) -> Update:
     }
 
 
-def ingest(state: TurnState, *, deps: Deps) -> Update:
+def ingest(state: TurnState, *, deps: Services) -> Update:
     """Load the present self, recall context for the input, record it as ``external`` memory."""
     external = _screen_untrusted(state, deps)
     if external:
@@ -103,7 +98,7 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
     # §20: risk-flagged signals are never injected into reply context directly.
     used = [h for h in hits if h.text != state.user_text and not h.risky]
     # Tainted memories are derived summaries: they may re-enter a prompt, marked as such.
-    memories = belief_context(deps, state.user_text) + [
+    memories = deps.belief_context(state.user_text) + [
         ("(external, unverified) " if h.tainted else "")
         + ("(since corrected) " if h.superseded else "")
         + h.text[:MEMORY_SNIPPET_CHARS]
@@ -118,7 +113,7 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
             metadata={"author": "external", "situation": "chat"},
             defer_index=True,
         )
-        record_statement(deps, entry)  # classify → contradiction check → belief update (§14.2)
+        deps.record_statement(entry)  # classify → contradiction check → belief update (§14.2)
     fresh = TurnState(user_text=state.user_text)
     # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
     # only the input and the bounded history carry over.
@@ -137,7 +132,7 @@ def ingest(state: TurnState, *, deps: Deps) -> Update:
     }
 
 
-def surface_parse(state: TurnState, *, deps: Deps) -> Update:
+def surface_parse(state: TurnState, *, deps: Services) -> Update:
     """Parse topic, roles, modality, constraints and strength/uncertainty markers."""
     text = state.user_text.strip()
     lowered = text.lower()
@@ -167,7 +162,7 @@ def surface_parse(state: TurnState, *, deps: Deps) -> Update:
     return {"surface": surface, "note": f"modality={modality} topic={surface.topic!r}"}
 
 
-def reality_check(state: TurnState, *, deps: Deps) -> Update:
+def reality_check(state: TurnState, *, deps: Services) -> Update:
     """Check what the input presupposes against context and self_state; record gaps."""
     context = [*state.context_memories, *(x.user for x in state.history)]
     supported = [m for m in context if overlap(state.user_text, m) >= SUPPORT_OVERLAP][:3]
@@ -183,7 +178,7 @@ def reality_check(state: TurnState, *, deps: Deps) -> Update:
     }
 
 
-def evidence_ledger_update(state: TurnState, *, deps: Deps) -> Update:
+def evidence_ledger_update(state: TurnState, *, deps: Services) -> Update:
     """Record the input's verifiable assertions as claims (source: user) for this turn."""
     if state.surface.modality not in {"statement", "greeting"}:
         return {"evidence": [], "skipped": f"no assertions in a {state.surface.modality}"}
@@ -205,7 +200,7 @@ INTENT_LABELS = {
 }
 
 
-def intent_hypotheses(state: TurnState, *, deps: Deps) -> Update:
+def intent_hypotheses(state: TurnState, *, deps: Services) -> Update:
     """Model why it is said as k=3 competing, scored hypotheses."""
     labels = INTENT_LABELS[state.surface.modality]
     hedged = bool(state.surface.uncertainty_markers)
@@ -222,7 +217,7 @@ def _ambiguity(state: TurnState) -> float:
     return max(signals.high_ambiguity, 0.3 * len(state.reality.gaps))
 
 
-def self_initiated_reflection(state: TurnState, *, deps: Deps) -> Update:
+def self_initiated_reflection(state: TurnState, *, deps: Services) -> Update:
     """Reflect spontaneously when ambiguity, drift or repetition cross their triggers."""
     assert state.me is not None
     habit = state.me.metacog.habit
@@ -247,7 +242,7 @@ def self_initiated_reflection(state: TurnState, *, deps: Deps) -> Update:
     return {"reflection": question, "me": me, "note": question}
 
 
-def effort_budgeter(state: TurnState, *, deps: Deps) -> Update:
+def effort_budgeter(state: TurnState, *, deps: Services) -> Update:
     """Choose depth, verbosity budget and whether analysis is allowed (effort_budgeter.policy)."""
     signals = skai.extract_mode_signals(state.user_text)
     casual = state.surface.modality == "greeting" or signals.casual_chat >= 0.5

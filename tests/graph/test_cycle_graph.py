@@ -51,8 +51,9 @@ def ran(state: CycleState, step: str) -> bool:
 
 
 def test_cycle_has_the_mscp_steps(deps: Deps) -> None:
-    nodes = set(build_cycle_graph(deps).compile().get_graph().nodes)
-    assert {name for name, _ in CYCLE_STEPS} <= nodes
+    nodes = build_cycle_graph(deps).compile().get_graph(xray=1).nodes
+    names = {node_id.split(":")[-1] for node_id in nodes}
+    assert {name for name, _ in CYCLE_STEPS} <= names
 
 
 def test_safe_path_converges_and_persists(deps: Deps, tmp_path: Path, instance: Instance) -> None:
@@ -257,7 +258,7 @@ def test_rollback_restores_the_last_stable_checkpoint_and_keeps_the_rejected_sel
     deps: Deps, instance: Instance
 ) -> None:
     from graph.autonomy import autonomy_graphs
-    from graph.timeline import list_checkpoints
+    from graph.history import list_checkpoints
 
     with autonomy_graphs(deps) as (cycle_graph, _):
         run_cycle(cycle_graph, "action")  # a stable self, checkpointed with its snapshot

@@ -4,13 +4,14 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from cli.app import main
 from graph.authoring import create_skill
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
-from graph.cli import main
 from graph.deps import Deps
 from graph.session import run_turn
 from state.counters import read_counters
@@ -49,11 +50,36 @@ def forwarded_turn(instance: Instance, tmp_path: Path, text: str = PAYLOAD) -> o
     with sqlite_saver(instance.checkpoint_db) as saver:
         state = run_turn(
             build_turn_graph(deps).compile(checkpointer=saver),
-            prepare_input(deps, text, source="forwarded"),
+            prepare_input(deps, text, source="forwarded", vault=deps.scope("main").vault),
             durability="sync",
         )
     deps.store.flush()
     return state
+
+
+def test_forwarded_content_reaches_the_draft_through_its_own_runs_vault_only(
+    instance: Instance, tmp_path: Path
+) -> None:
+    from graph.ingress import prepare_input
+
+    seen: list[str] = []
+
+    def respond(messages: Any) -> str:
+        seen.append("\n".join(str(m.content) for m in messages))
+        return "That looks like a report."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    text = "Quarterly report: revenue grew four percent in the northern region."
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        other = prepare_input(deps, text, source="forwarded", vault=deps.scope("other").vault)
+        run_turn(compiled, other, thread="main")  # screened for another run: not this one's
+        assert not any("revenue grew" in prompt for prompt in seen)
+        seen.clear()
+        mine = prepare_input(deps, text, source="forwarded", vault=deps.scope("main").vault)
+        run_turn(compiled, mine, thread="main")
+    assert any("revenue grew" in prompt for prompt in seen)
+    assert "main" not in deps._scopes  # the run's buffers and vault end with the run
 
 
 def test_forwarded_content_is_tainted_and_cannot_authorize_a_tool(

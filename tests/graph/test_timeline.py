@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graph import timeline
+from graph import history, timeline
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
@@ -46,13 +46,13 @@ def test_history_lists_turns_with_self_summaries(instance: Instance) -> None:
     first_value = load_values(instance.values_file)[0].name
     reweigh(instance, first_value, 0.11)
     chat(instance, "Tell me something.")
-    rows = timeline.list_checkpoints(instance)
+    rows = history.list_checkpoints(instance)
     assert [r.graph for r in rows] == ["turn"] * 3
     assert all(r.node == "recurrence_closure" and r.snapshot for r in rows)
     assert rows[0].snapshot.values[first_value] == pytest.approx(0.11)  # type: ignore[union-attr]
     assert "value change" in rows[0].summary and rows[-1].summary == "first snapshot"
     assert "belief" in rows[1].summary  # the second turn stated where the user lives
-    (newest,) = timeline.list_checkpoints(instance, limit=1)  # decodes only what it needs
+    (newest,) = history.list_checkpoints(instance, limit=1)  # decodes only what it needs
     assert newest.summary == rows[0].summary
     data = rows[0].to_dict()
     assert {"checkpoint_id", "ts", "graph", "node", "identity_hash"} <= set(data)
@@ -64,25 +64,25 @@ def test_show_and_diff_between_checkpoints(instance: Instance) -> None:
     name = load_values(instance.values_file)[0].name
     reweigh(instance, name, 0.2)
     chat(instance, "Actually, I moved to Porto.")
-    newest, oldest = timeline.list_checkpoints(instance)
-    shown = timeline.find(instance, oldest.checkpoint_id[-10:])
+    newest, oldest = history.list_checkpoints(instance)
+    shown = history.find(instance, oldest.checkpoint_id[-10:])
     assert shown.checkpoint_id == oldest.checkpoint_id
-    _, _, change = timeline.diff(instance, oldest.checkpoint_id, newest.checkpoint_id)
+    _, _, change = history.diff(instance, oldest.checkpoint_id, newest.checkpoint_id)
     assert [c.name for c in change.values] == [name]
     assert any("Porto" in b for b in change.beliefs_added)
     assert any("Lisbon" in b for b in change.beliefs_removed)
     assert any(line.startswith(f"value {name}:") for line in change.lines())
     with pytest.raises(LumenError, match="no checkpoint"):
-        timeline.find(instance, "ffffffffffff")
+        history.find(instance, "ffffffffffff")
     with pytest.raises(LumenError, match="at least 6"):
-        timeline.find(instance, "abc")
+        history.find(instance, "abc")
 
 
 def test_fork_restores_the_earlier_self_and_leaves_the_present(instance: Instance) -> None:
     chat(instance, "Hello there.")
     name = load_values(instance.values_file)[0].name
     before = load_values(instance.values_file)[0].weight
-    (old,) = timeline.list_checkpoints(instance)
+    (old,) = history.list_checkpoints(instance)
     reweigh(instance, name, 0.05)
     branch = timeline.fork(instance, old.checkpoint_id, "what-if")
     forked = Instance(branch.root)
@@ -103,9 +103,9 @@ def test_replay_from_a_mid_run_checkpoint_resumes_through_subgraphs(
     instance: Instance, tmp_path: Path
 ) -> None:
     (state,) = chat(instance, "Please plan my week.", durability="sync")
-    present = timeline.list_checkpoints(instance, limit=None)
+    present = history.list_checkpoints(instance, limit=None)
     after_perceive = next(c for c in present if c.next == ("deliberate",))
-    inner = timeline.list_checkpoints(instance, limit=None, subgraphs=True)
+    inner = history.list_checkpoints(instance, limit=None, subgraphs=True)
     assert any(c.namespace.startswith("perceive") for c in inner)
 
     def deps_for(branch: Instance) -> Deps:
@@ -115,14 +115,14 @@ def test_replay_from_a_mid_run_checkpoint_resumes_through_subgraphs(
     assert done.resumed_at == ("deliberate",)
     assert done.reply.strip()
     # the present thread is untouched: same newest checkpoint, same reply
-    again = timeline.list_checkpoints(instance, limit=None)
+    again = history.list_checkpoints(instance, limit=None)
     assert again[0].checkpoint_id == present[0].checkpoint_id
     assert again[0].values["reply"] == state.reply
 
 
 def test_replay_of_a_finished_turn_with_new_input(instance: Instance) -> None:
     chat(instance, "Hello there.")
-    (done_turn,) = timeline.list_checkpoints(instance)
+    (done_turn,) = history.list_checkpoints(instance)
 
     def deps_for(branch: Instance) -> Deps:
         return scripted_deps(branch, model())
@@ -132,4 +132,4 @@ def test_replay_of_a_finished_turn_with_new_input(instance: Instance) -> None:
     )
     assert done.resumed_at == () and done.reply.strip()
     assert (Path(done.branch.root) / "data" / "values.json").exists()
-    assert len(timeline.list_checkpoints(instance)) == 1  # nothing new in the present
+    assert len(history.list_checkpoints(instance)) == 1  # nothing new in the present

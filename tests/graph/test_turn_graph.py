@@ -4,13 +4,12 @@ from pathlib import Path
 import pytest
 
 from graph.builder import TURN_STEPS, build_turn_graph
+from graph.cycle_builder import build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
 from kernel import skai
 from state.instance import Instance
 from tests.graph.conftest import TurnRunner, scripted_deps
 from tests.scripted import ScriptedChatModel
-
-SNAPSHOT = Path(__file__).with_name("turn.mermaid")
 
 TALK = "Hi there! How are you?"
 WORK = "Please write a step by step plan to organise my project files"
@@ -18,22 +17,34 @@ DEEP = "Think deeply: why do people disagree about free will, and what would cha
 
 
 def test_all_36_turn_loop_steps_are_nodes_with_their_spec_names(deps: Deps) -> None:
-    assert TURN_STEPS == skai.TURN_LOOP and len(TURN_STEPS) == 36
+    assert len(TURN_STEPS) == len(set(TURN_STEPS)) == 36
+    assert (TURN_STEPS[0], TURN_STEPS[7], TURN_STEPS[30], TURN_STEPS[-1]) == (
+        "ingest",
+        "mode_gate",
+        "self_authored_update",
+        "recurrence_closure",
+    )
+    assert set(skai.CLOSURE_EVENTS) <= set(TURN_STEPS)
     nodes = build_turn_graph(deps).compile().get_graph(xray=1).nodes
     names = {node_id.split(":")[-1] for node_id in nodes}
     assert set(TURN_STEPS) <= names
 
 
-def test_turn_topology_matches_the_mermaid_snapshot(deps: Deps) -> None:
-    drawn = (
-        build_turn_graph(deps)
-        .compile(name="turn")
-        .get_graph(xray=1)
-        .draw_mermaid(with_styles=False)
-    )
-    if not SNAPSHOT.exists():  # first run writes the snapshot; review it in the diff
-        SNAPSHOT.write_text(drawn)
-    assert drawn == SNAPSHOT.read_text()
+def test_turn_loop_names_match_the_skai_spec_when_it_is_available() -> None:
+    spec = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "003_cf3a5e2e7292907d.txt"
+    if not spec.exists():
+        pytest.skip("the SKAi spec (../shared/seeds) is not beside this checkout")
+    loop = json.loads(spec.read_text(encoding="utf-8"))["runtime"]["turn_loop"]
+    assert list(TURN_STEPS) == loop
+
+
+@pytest.mark.parametrize("name", ["turn", "cycle", "reflect"])
+def test_topology_matches_the_mermaid_snapshot(deps: Deps, name: str) -> None:
+    build = {"turn": build_turn_graph, "cycle": build_cycle_graph, "reflect": build_reflect_graph}
+    drawn = build[name](deps).compile(name=name).get_graph(xray=1).draw_mermaid(with_styles=False)
+    snapshot = Path(__file__).with_name(f"{name}.mermaid")
+    assert snapshot.exists(), f"{snapshot.name} is missing: review the drawing and commit it"
+    assert drawn == snapshot.read_text()
 
 
 @pytest.mark.parametrize("text", [TALK, WORK, DEEP])

@@ -121,23 +121,6 @@ def test_skai_constant_matches_spec(name: str, expected: object) -> None:
     assert getattr(skai, name) == expected
 
 
-def test_skai_turn_loop_has_36_ordered_steps() -> None:
-    loop = skai.TURN_LOOP
-    assert len(loop) == 36
-    assert len(set(loop)) == 36
-    assert (loop[0], loop[7], loop[30], loop[-1]) == (
-        "ingest",
-        "mode_gate",
-        "self_authored_update",
-        "recurrence_closure",
-    )
-    assert loop.index("effort_budgeter") < loop.index("mode_gate") < loop.index("lambda_select")
-
-
-def test_skai_closure_events_are_turn_loop_steps() -> None:
-    assert set(skai.CLOSURE_EVENTS) <= set(skai.TURN_LOOP)
-
-
 def test_skai_lambda_weights_match_spec() -> None:
     assert dict(LAMBDA_WEIGHTS) == {
         "wT": 1.2,

@@ -1,0 +1,204 @@
+"""How steps become graph nodes: instrumentation, bypass records, flush and snapshot points.
+
+Each builder declares its graph once (its step lists and edges); everything else is derived from
+that declaration here:
+
+* **trace and audit trail**: every step is wrapped by ``instrument``, which appends its trace
+  record (ran / skipped and why) and buffers a ``kernel`` memory proving it ran;
+* **bypassed steps**: a conditional edge declares, per route, the steps that route skips; when the
+  source step picks that route, ``instrument`` records those steps as skipped with the step's
+  ``why`` (so a node never names another step);
+* **flush points**: the steps with an edge to ``END`` in their (sub)graph — buffered step memories
+  are written there, and at once when a step fails;
+* **run ends**: the steps after which the whole run can end (terminal steps of a top-level
+  terminal node): the run's self snapshot is taken there and its run scope (buffers, vault) is
+  dropped.
+
+Lists several steps append to (``trace``, ``degraded``, ``closed_events``) are merged here too:
+a step returns only its new items. They are not LangGraph reducers because subgraphs hand the
+parent their whole state (a reducer would append the parent's list to itself) and each run starts
+its lists afresh.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.deps import Deps
+from state.snapshot import take_snapshot
+from state.turn import StepRecord
+
+NodeFn = Callable[..., dict[str, Any]]
+Step = tuple[str, NodeFn]
+Router = Callable[[Any], Hashable]
+
+APPENDED = ("degraded", "closed_events")
+"""State lists a step extends by returning only its new items."""
+
+
+@dataclass
+class Layout:
+    """What the builders declare and the wrappers read: bypasses, flush points, run ends."""
+
+    bypass: dict[str, tuple[Router, Mapping[Hashable, tuple[str, ...]]]] = field(
+        default_factory=dict
+    )
+    flush: set[str] = field(default_factory=set)
+    run_end: set[str] = field(default_factory=set)
+    run_start: set[str] = field(default_factory=set)
+    """The run's first step: it resets every per-run field, appended lists included."""
+    closes: set[str] = field(default_factory=set)
+    """Steps whose ``closed: True`` marks their own name as a closure event."""
+
+
+def terminal_steps(graph: StateGraph[Any, Any, Any, Any]) -> set[str]:
+    """Return the nodes of ``graph`` that can hand control to ``END``."""
+    ends = {source for source, target in graph.edges if target == END}
+    for source, branches in graph.branches.items():
+        for branch in branches.values():
+            if branch.ends and END in branch.ends.values():
+                ends.add(source)
+    return ends
+
+
+def branch(
+    graph: StateGraph[Any, Any, Any, Any],
+    layout: Layout,
+    source: str,
+    router: Router,
+    routes: Mapping[Hashable, str],
+    *,
+    bypasses: Mapping[Hashable, tuple[str, ...]] | None = None,
+) -> None:
+    """Add a conditional edge; ``bypasses`` names the steps each route skips (recorded)."""
+    graph.add_conditional_edges(source, router, dict(routes))
+    if bypasses:
+        layout.bypass[source] = (router, bypasses)
+
+
+def chain(graph: StateGraph[Any, Any, Any, Any], names: Iterable[str]) -> None:
+    """Connect ``names`` in order with plain edges."""
+    for left, right in pairwise(list(names)):
+        graph.add_edge(left, right)
+
+
+def instrument(
+    name: str, fn: NodeFn, deps: Deps, layout: Layout, situation: str
+) -> Callable[[Any], dict[str, Any]]:
+    """Wrap a step: time it, record its trace and skips, buffer its ``kernel`` memory."""
+
+    def step(state: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        try:
+            update = fn(state, deps=deps)
+        except BaseException:
+            deps.flush_kernel_log()
+            raise
+        if name in layout.run_end:  # the run's last step: who am I now (each checkpoint keeps it)
+            update["snapshot"] = take_snapshot(deps.instance, deps.store)
+        ms = round((time.perf_counter() - started) * 1000, 3)
+        skipped = update.pop("skipped", None)
+        note = str(update.pop("note", ""))
+        why = str(update.pop("why", ""))
+        for key in APPENDED:
+            if key in update and name not in layout.run_start:
+                update[key] = [*getattr(state, key), *update[key]]
+        if update.pop("closed", False) and name in layout.closes:
+            update["closed_events"] = [*update.get("closed_events", state.closed_events), name]
+        records = [
+            StepRecord(
+                step=name, status="skipped" if skipped else "ran", reason=str(skipped or ""), ms=ms
+            )
+        ]
+        if name in layout.bypass:
+            router, bypasses = layout.bypass[name]
+            route = router(state.model_copy(update=update))
+            reason = why or f"{name} chose {route}"
+            records += [
+                StepRecord(step=s, status="skipped", reason=reason) for s in bypasses.get(route, ())
+            ]
+        base = update.get("trace", state.trace)
+        update["trace"] = [*base, *records]
+        update["timings_ms"] = {**update.get("timings_ms", state.timings_ms), name: ms}
+        journal = deps.store.journal
+        turn = update.get("turn_index", getattr(state, "turn_index", None))
+        for record in records:
+            detail = record.reason if record.status == "skipped" else note
+            deps.log_step(
+                journal.new_entry(
+                    f"{record.step}: {record.status}" + (f": {detail}" if detail else ""),
+                    author="kernel",
+                    situation=situation,
+                    meta={"step": record.step, "status": record.status, "turn": turn},
+                )
+            )
+        if name in layout.run_end:
+            deps.end_run()
+        elif name in layout.flush:
+            deps.flush_kernel_log()
+        return update
+
+    step.__name__ = name
+    return step
+
+
+def add_steps(
+    graph: StateGraph[Any, Any, Any, Any],
+    deps: Deps,
+    layout: Layout,
+    steps: Iterable[Step],
+    situation: str,
+) -> None:
+    """Add each step to ``graph``, instrumented."""
+    for name, fn in steps:
+        graph.add_node(name, instrument(name, fn, deps, layout, situation))  # type: ignore[call-overload]
+
+
+def linear(
+    graph: StateGraph[Any, Any, Any, Any],
+    deps: Deps,
+    layout: Layout,
+    steps: tuple[Step, ...],
+    situation: str,
+) -> StateGraph[Any, Any, Any, Any]:
+    """Add ``steps`` to ``graph`` and run them in order, START to END."""
+    add_steps(graph, deps, layout, steps, situation)
+    names = [name for name, _ in steps]
+    graph.add_edge(START, names[0])
+    chain(graph, names)
+    graph.add_edge(names[-1], END)
+    return graph
+
+
+def first_steps(graph: StateGraph[Any, Any, Any, Any]) -> set[str]:
+    """Return the nodes ``START`` leads to."""
+    return {target for source, target in graph.edges if source == START}
+
+
+def finish(
+    layout: Layout,
+    top: StateGraph[Any, Any, Any, Any],
+    parts: Mapping[str, StateGraph[Any, Any, Any, Any]],
+) -> None:
+    """Derive flush points, run starts and run ends from the finished topology.
+
+    ``parts`` maps each subgraph node of ``top`` to its builder graph; plain step nodes of
+    ``top`` are their own first and terminal steps.
+    """
+    for node in first_steps(top):
+        layout.run_start |= first_steps(parts[node]) if node in parts else {node}
+    top_ends = terminal_steps(top)
+    for node, part in parts.items():
+        ends = terminal_steps(part)
+        layout.flush |= ends
+        if node in top_ends:
+            layout.run_end |= ends
+    plain_ends = top_ends - set(parts)
+    layout.flush |= plain_ends
+    layout.run_end |= plain_ends
