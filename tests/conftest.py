@@ -1,8 +1,15 @@
-"""Shared fixtures: a fresh instance per test, one model thread, no network."""
+"""Shared fixtures: a fresh instance per test, one model thread, no network.
+
+``LUMEN_TEST_DATE=2028-02-29T23:50`` runs the whole suite as if the clock read that moment
+(time-machine moves ``datetime.now``, ``date.today`` and ``time.time`` in this process, ticking
+from there): no test may depend on the date it runs on, and this is how to check it.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -11,6 +18,16 @@ from state.instance import Instance, init_instance
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    travel_to = os.environ.get("LUMEN_TEST_DATE")
+    if travel_to:
+        import time_machine
+
+        traveller = time_machine.travel(datetime.fromisoformat(travel_to), tick=True)
+        traveller.start()
+        config.add_cleanup(traveller.stop)
 
 
 @pytest.fixture(autouse=True)
