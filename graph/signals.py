@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel import memory as mk
+from kernel.facts import belief_sentence
 from nodes.services import Services
 from state.counters import bump
 from state.records import MemoryEntry
@@ -179,31 +180,32 @@ def _describe(outcome: SlotOutcome) -> str:
     return text
 
 
-BELIEF_CONTEXT_LIMIT = 3
-BELIEF_RELEVANCE = 0.25
+BELIEF_CONTEXT_LIMIT = 6
 
 
 def belief_context(deps: Services, query: str) -> list[str]:
-    """Return what Lumen currently believes about the user that bears on ``query`` (§18 R1+R3).
+    """Return what Lumen currently believes about the user, as third-person facts (§18 R1+R3).
 
-    Current slot values of the chat entity most similar to the query (at most three), each
-    with its confidence and, when it replaced an earlier value, that correction (the
-    contradiction trail), so the model answers with what is believed *now*.
+    Every current slot value of the chat user (at most ``BELIEF_CONTEXT_LIMIT``), the ones that
+    bear on ``query`` first, each with the value it replaced when it was corrected ("The user
+    lives in Lisbon (corrected from Porto)."), so the model answers with what is believed *now*
+    and knows whose facts they are.
     """
     tiers = deps.store.tiers
-    history = None
+    current = tiers.current_slots(CHAT_ENTITY)
+    if not current:
+        return []
+    relevant = [slot for slot, _, _ in deps.store.relevant_beliefs(query, threshold=0.0)]
+    order = {slot.slot_key: rank for rank, slot in enumerate(relevant)}
+    current = sorted(current, key=lambda slot: order.get(slot.slot_key, len(order)))
+    history = tiers.slot_history(CHAT_ENTITY)
     lines = []
-    relevant = deps.store.relevant_beliefs(query, threshold=BELIEF_RELEVANCE)
-    for slot, phrase, _ in relevant[:BELIEF_CONTEXT_LIMIT]:
-        line = f"(what I believe about you, confidence {slot.confidence:.2f}) {phrase}"
-        if history is None:
-            history = tiers.slot_history(CHAT_ENTITY)
+    for slot in current[:BELIEF_CONTEXT_LIMIT]:
         earlier = [
             h
             for h in history
             if h.slot_key == slot.slot_key and h.status in ("superseded", "demoted")
         ]
-        if earlier:
-            line += f" — corrected from {earlier[-1].value!r} on {slot.created.date()}"
-        lines.append(line)
+        corrected = str(earlier[-1].value) if earlier else None
+        lines.append(belief_sentence(slot.slot_key, str(slot.value), corrected))
     return lines

@@ -178,3 +178,28 @@ def slot_phrase(slot_key: str) -> str:
     if slot_key in _SLOT_PHRASES:
         return _SLOT_PHRASES[slot_key]
     return "my " + slot_key.split(".", 2)[-1].replace("_", " ")
+
+
+_BELIEF_TEMPLATES = {
+    "user.profile.name": "The user's name is {value}",
+    "user.profile.location": "The user lives in {value}",
+    "user.profile.employer": "The user works at {value}",
+    "user.health.allergy": "The user is allergic to {value}",
+    "user.profile.languages": "The user speaks {value}",
+}
+
+
+def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None) -> str:
+    """Say what is believed about the user in the third person ("The user lives in Lisbon").
+
+    A replaced value is named as the correction it was ("(corrected from Porto)"), so a model
+    reading the sentence knows both the current value and that the old one no longer holds.
+    """
+    template = _BELIEF_TEMPLATES.get(slot_key)
+    if template is None:
+        what = slot_key.split(".", 2)[-1].replace("_", " ")
+        template = f"The user's {what} is {{value}}"
+    sentence = template.format(value=value)
+    if corrected_from and corrected_from != value:
+        sentence += f" (corrected from {corrected_from})"
+    return sentence + "."

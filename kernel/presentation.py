@@ -113,3 +113,42 @@ def render(
     if untrusted:
         return f"{tool} returned external content ({len(text)} chars)."
     return f"{tool}: {text[:TOOL_LINE_CHARS]}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" .!?")
+
+
+def without_echo(output: Any, said: str) -> Any:
+    """Drop every list item of ``output`` that is just ``said`` again (the turn's own input).
+
+    A recall run in the turn finds the message the turn itself just stored; handing that back
+    to the model as a "memory" is an echo, not information.
+    """
+    target = _norm(said)
+
+    def echo(item: Any) -> bool:
+        if isinstance(item, str):
+            return _norm(item) == target
+        if isinstance(item, Mapping):
+            return any(isinstance(v, str) and _norm(v) == target for v in item.values())
+        return False
+
+    if isinstance(output, Mapping):
+        return {k: without_echo(v, said) for k, v in output.items()}
+    if isinstance(output, list):
+        return [without_echo(item, said) for item in output if not echo(item)]
+    return output
+
+
+def carries(reply: str, output: Mapping[str, Any]) -> bool:
+    """Say whether ``reply`` states one of the result's values (a number, a short string)."""
+    values: list[str] = []
+    for value in output.values():
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            values += [str(value), f"{value:g}", f"{value:,}"]
+        elif isinstance(value, str) and 0 < len(value) <= 40:
+            values.append(value)
+    return any(v in reply for v in values)

@@ -44,6 +44,8 @@ class SkillManifest:
     archetype: str = ""
     untrusted_output: bool = True
     mutating: bool = True
+    answers: bool = False
+    """Its result is a checked answer (arithmetic, the time): the reply must carry it."""
     affordance: Affordance = field(default_factory=Affordance)
     presentation: Presentation = field(default_factory=Presentation)
 
@@ -64,6 +66,7 @@ def manifest(skill: SkillInfo) -> SkillManifest:
         archetype=archetype if archetype in ARCHETYPES else "",
         untrusted_output=bool(raw.get("untrusted_output", True)),
         mutating=bool(raw.get("mutating", True)),
+        answers=bool(raw.get("answers", False)),
         affordance=parse_affordance(raw.get("affordance")),
         presentation=parse_presentation(raw.get("present")),
     )

@@ -131,6 +131,10 @@ class TurnState(TurnInput):
     me: Self | None = None
     snapshot: SelfSnapshot | None = None
     history: list[Exchange] = Field(default_factory=list, max_length=HISTORY_TURNS)
+    norms: list[str] = Field(default_factory=list)
+    """The user's standing instructions (active norms), as prompt lines."""
+    beliefs: list[str] = Field(default_factory=list)
+    """What is currently believed about the user, as third-person facts (corrections named)."""
     context_memories: list[str] = Field(default_factory=list)
     surface: Surface = Field(default_factory=Surface)
     reality: RealityCheck = Field(default_factory=RealityCheck)

@@ -234,13 +234,29 @@ def _persona(state: TurnState, deps: Services) -> tuple[str, str]:
     return name or persona.name, ", ".join(persona.traits)
 
 
-def _draft(state: TurnState, deps: Services, *, intent: str, origin: str, guidance: str) -> Update:
+def draft_values(
+    state: TurnState, deps: Services, *, guidance: str, tools: str = ""
+) -> dict[str, object]:
+    """Fill the drafting prompt: who speaks, what is known about the user, notes, tool results."""
     name, traits = _persona(state, deps)
-    fallback = FALLBACKS[state.surface.modality]
-    memories = "\n".join(f"- {m}" for m in state.context_memories[:6]) or "- nothing yet"
     extra = " ".join(state.brief)
     if state.plan:
         extra += " Plan: " + " ".join(state.plan)
+    return {
+        "name": name,
+        "traits": traits,
+        "mode_rules": MODE_RULES[state.mode] + (f" {extra}" if extra else ""),
+        "norms": "\n".join(state.norms),
+        "beliefs": "\n".join(f"- {b}" for b in state.beliefs) or "- nothing yet",
+        "memories": "\n".join(f"- {m}" for m in state.context_memories[:6]) or "- nothing yet",
+        "tools": tools,
+        "guidance": guidance,
+        "user_text": state.user_text,
+    }
+
+
+def _draft(state: TurnState, deps: Services, *, intent: str, origin: str, guidance: str) -> Update:
+    fallback = FALLBACKS[state.surface.modality]
     if state.external_ref:
         wrapped = deps.vault.get(state.external_ref)
         if wrapped is None:  # blocked, or a replay after the turn it arrived in: never re-injected
@@ -255,14 +271,7 @@ def _draft(state: TurnState, deps: Services, *, intent: str, origin: str, guidan
         thought = deps.think_text(
             "drafts",
             mode=state.mode,
-            values={
-                "name": name,
-                "traits": traits,
-                "mode_rules": MODE_RULES[state.mode] + (f" {extra}" if extra else ""),
-                "memories": memories,
-                "guidance": guidance,
-                "user_text": state.user_text,
-            },
+            values=draft_values(state, deps, guidance=guidance),
             history=[(x.user, x.reply) for x in state.history[-2:]],
             fallback=fallback,
         )

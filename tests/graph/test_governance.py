@@ -117,7 +117,7 @@ def test_tainted_memory_cannot_trigger_a_skill(instance: Instance, tmp_path: Pat
     deps = scripted_deps(instance, ScriptedChatModel())
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
         state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), "Any news today?")
-    assert any("external, unverified" in m for m in state.context_memories)
+    assert any("unverified" in m for m in state.context_memories)
     assert all(c.tool != "shell" for c in state.tool_calls)
 
 

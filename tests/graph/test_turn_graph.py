@@ -1,11 +1,14 @@
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graph.builder import TURN_STEPS, build_turn_graph
+from graph.checkpoints import sqlite_saver
 from graph.cycle_builder import build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
+from graph.session import run_turn
 from kernel import skai
 from state.instance import Instance
 from tests.graph.conftest import TurnRunner, scripted_deps
@@ -292,3 +295,60 @@ def test_plan_falls_back_to_rules_on_prose(instance: Instance, tmp_path: Path) -
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
         state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), WORK)
     assert state.plan and any("not a JSON object" in d for d in state.degraded)
+
+
+def test_tool_results_are_context_for_the_draft_never_pasted_in_front(
+    instance: Instance, tmp_path: Path
+) -> None:
+    prompts: list[str] = []
+
+    def respond(messages: Any) -> str:
+        prompts.append(str(messages[-1].content))
+        if "Tool results this turn" in prompts[-1]:
+            return "That comes to 84."
+        return "Let me work that out."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(
+            build_turn_graph(deps).compile(checkpointer=saver), "What is 12 * (3 + 4)?"
+        )
+    assert [(c.tool, c.status) for c in state.tool_calls] == [("calc", "ok")]
+    assert any("calc (ok; trusted, local)" in p and "84" in p for p in prompts)
+    assert state.reply.startswith("That comes to 84")
+
+
+def test_a_checked_answer_the_model_ignored_follows_the_draft(turn: TurnRunner) -> None:
+    state = turn("What is 12 * (3 + 4)?")  # the scripted model never mentions the result
+    assert not state.reply.startswith("12")
+    assert state.reply.rstrip().endswith("84") or "= 84" in state.reply.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Hi! My name is Alex and I teach chemistry.", "Remember that I like green tea.", "Hello!"],
+)
+def test_introductions_and_greetings_recall_nothing(turn: TurnRunner, text: str) -> None:
+    state = turn(text)
+    assert [c.tool for c in state.tool_calls if c.tool == "recall"] == []
+
+
+def test_recall_never_hands_back_the_turns_own_message(instance: Instance, tmp_path: Path) -> None:
+    prompts: list[str] = []
+
+    def respond(messages: Any) -> str:
+        prompts.append(str(messages[-1].content))
+        return "You told me you live in Lisbon."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "I live in Lisbon.")
+        deps.store.flush()
+        ask = "Do you remember where I live?"
+        state = run_turn(compiled, ask)
+    assert [c.tool for c in state.tool_calls] == ["recall"]
+    tool_prompt = next(p for p in prompts if "Tool results this turn" in p)
+    results = tool_prompt.split("Tool results this turn", 1)[1].split("The user's message")[0]
+    assert ask not in results and "Lisbon" in results
+    assert not state.reply.startswith("From memory")
