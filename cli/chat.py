@@ -66,16 +66,17 @@ def chat(
                 source = "user"
                 if text.startswith("/forward "):
                     text, source = text.removeprefix("/forward "), "forwarded"
+                turn_input = prepare_input(
+                    deps, text, source=source, vault=deps.scope(thread).vault
+                )
                 try:
-                    state = run_turn(
-                        compiled,
-                        prepare_input(deps, text, source=source, vault=deps.scope(thread).vault),
-                        thread=thread,
-                    )
+                    if as_json:
+                        _print_turn(deps, run_turn(compiled, turn_input, thread=thread), as_json)
+                    else:
+                        _stream_turn(deps, compiled, turn_input, thread)
                 except KeyboardInterrupt:
                     typer.echo("\n(turn interrupted; the last good state is kept)", err=True)
                     return
-                _print_turn(deps, state, as_json)
     finally:
         after_reply(deps)
 
@@ -124,6 +125,52 @@ def turn_json(state: Any, reply: str) -> dict[str, Any]:
         "tainted": state.tainted,
         "external_action": state.external_action,
     }
+
+
+def _stream_turn(deps: Any, compiled: Any, turn_input: Any, thread: str) -> None:
+    """Run a REPL turn, streaming the draft as it is written under a one-line status.
+
+    The streamed text lives in a region that is replaced by the final reply when the turn ends
+    (composition may change it: persona grammar, norms, checked answers, a re-draft with tool
+    results). Without a terminal (output piped) only the final reply is printed.
+    """
+    import sys
+
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.text import Text
+
+    from graph.session import stream_turn
+
+    console = Console()
+    if not console.is_terminal:
+        state = stream_turn(
+            compiled, turn_input, on_step=lambda _: None, on_token=lambda *_: None, thread=thread
+        )
+        _print_turn(deps, state, False)
+        return
+    draft = {"id": "", "text": ""}
+    status = {"step": "reading"}
+
+    def view() -> Group:
+        return Group(Text(draft["text"]), Text(f"… {status['step']}", style="dim"))
+
+    with Live(view(), console=console, refresh_per_second=15, transient=True) as live:
+
+        def on_step(name: str) -> None:
+            status["step"] = name.replace("_", " ")
+            live.update(view())
+
+        def on_token(draft_id: str, token: str) -> None:
+            if draft_id != draft["id"]:  # a new draft (or the re-draft with tool results)
+                draft.update(id=draft_id, text="")
+            draft["text"] += token
+            status["step"] = "writing"
+            live.update(view())
+
+        state = stream_turn(compiled, turn_input, on_step=on_step, on_token=on_token, thread=thread)
+    sys.stdout.flush()
+    _print_turn(deps, state, False)
 
 
 def _print_turn(deps: Any, state: Any, as_json: bool) -> None:

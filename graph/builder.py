@@ -79,6 +79,8 @@ TALK_BYPASSES = (
 """Steps the talk path never reaches (recorded as skipped when the gate picks talk)."""
 WORK_BYPASSES = ("counterfactual_probe", "inner_dialogue")
 """Steps the work path never reaches."""
+REPLY_STEPS = frozenset({"drafts", "compose_final"})
+"""Steps whose model output is the reply being written (streamed to the user as it is made)."""
 CLOSURE_STEPS = frozenset(
     {"habit_update", "lesson_extract", "rehearsal_run", "self_representation_update"}
 )

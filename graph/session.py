@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from graph.builder import build_turn_graph
+from graph.builder import REPLY_STEPS, build_turn_graph
 from graph.checkpoints import open_checkpointer
 from graph.deps import Deps
 from state.turn import TurnInput, TurnState
@@ -39,3 +39,47 @@ def run_turn(
     )
     result = compiled.invoke(payload, config, durability=durability)
     return TurnState.model_validate(result)
+
+
+StepListener = Callable[[str], None]
+TokenListener = Callable[[str, str], None]
+
+
+def stream_turn(
+    compiled: Any,
+    text: str | TurnInput,
+    *,
+    on_step: StepListener,
+    on_token: TokenListener,
+    thread: str = DEFAULT_THREAD,
+    durability: str = "exit",
+) -> TurnState:
+    """Run one turn like ``run_turn``, reporting progress as it happens.
+
+    ``on_step(name)`` hears each step as it finishes; ``on_token(draft_id, text)`` hears the
+    reply's tokens while a reply step (``REPLY_STEPS``: the drafts and the re-draft with tool
+    results) generates them — ``draft_id`` changes when a new draft starts. The final state is
+    returned; its ``reply`` is what composition made of the chosen draft.
+    """
+    config = {"configurable": {"thread_id": thread}}
+    payload = text if isinstance(text, TurnInput) else TurnInput(user_text=text)
+    final: Any = None
+    for namespace, mode, data in compiled.stream(
+        payload,
+        config,
+        stream_mode=["messages", "updates", "values"],
+        subgraphs=True,
+        durability=durability,
+    ):
+        if mode == "messages":
+            chunk, meta = data
+            content: Any = getattr(chunk, "content", None)
+            if meta.get("langgraph_node") in REPLY_STEPS and isinstance(content, str) and content:
+                draft_id = f"{meta.get('langgraph_checkpoint_ns', '')}:{getattr(chunk, 'id', None)}"
+                on_token(draft_id, content)
+        elif mode == "updates":
+            for name in data:
+                on_step(str(name))
+        elif mode == "values" and not namespace:
+            final = data
+    return TurnState.model_validate(final)

@@ -114,7 +114,14 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         authors=RECALL_AUTHORS,
     )
     # §20: risk-flagged signals are never injected into reply context directly.
-    used = [h for h in hits if h.text != state.user_text and not h.risky]
+    # The prompt already carries the last exchanges as dialogue: notes repeat none of them.
+    shown = {state.user_text, *(x.user for x in state.history[-2:])}
+    shown |= {x.reply for x in state.history[-2:]}
+    used = [
+        h
+        for h in hits
+        if h.text not in shown and _OWN_REPLY.sub("", h.text) not in shown and not h.risky
+    ]
     # Tainted memories are derived summaries: they may re-enter a prompt, marked as such.
     memories = [_speaker_line(h.author, h.text, h.tainted, h.superseded) for h in used]
     deps.store.mark_used([h.id for h in used])
