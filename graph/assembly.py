@@ -1,4 +1,4 @@
-"""How steps become graph nodes: instrumentation, bypass records, flush and snapshot points.
+"""How steps become graph nodes: instrumentation, bypass records, where a run ends.
 
 Each builder declares its graph once (its step lists and edges); everything else is derived from
 that declaration here:
@@ -8,10 +8,9 @@ that declaration here:
 * **bypassed steps**: a conditional edge declares, per route, the steps that route skips; when the
   source step picks that route, ``instrument`` records those steps as skipped with the step's
   ``why`` (so a node never names another step);
-* **flush points**: the steps with an edge to ``END`` in their (sub)graph — buffered step memories
-  are written there, and at once when a step fails;
 * **run ends**: the steps after which the whole run can end (terminal steps of a top-level
-  terminal node): the run's self snapshot is taken there and its run scope (buffers, vault) is
+  terminal node): the run's buffered step memories are written there in one locked append (and at
+  once when a step fails), its self snapshot is taken, and its run scope (buffers, vault) is
   dropped.
 
 Lists several steps append to (``trace``, ``degraded``, ``closed_events``) are merged here too:
@@ -44,12 +43,11 @@ APPENDED = ("degraded", "closed_events")
 
 @dataclass
 class Layout:
-    """What the builders declare and the wrappers read: bypasses, flush points, run ends."""
+    """What the builders declare and the wrappers read: bypasses, closure steps, run ends."""
 
     bypass: dict[str, tuple[Router, Mapping[Hashable, tuple[str, ...]]]] = field(
         default_factory=dict
     )
-    flush: set[str] = field(default_factory=set)
     run_end: set[str] = field(default_factory=set)
     run_start: set[str] = field(default_factory=set)
     """The run's first step: it resets every per-run field, appended lists included."""
@@ -140,8 +138,6 @@ def instrument(
             )
         if name in layout.run_end:
             deps.end_run()
-        elif name in layout.flush:
-            deps.flush_kernel_log()
         return update
 
     step.__name__ = name
@@ -186,7 +182,7 @@ def finish(
     top: StateGraph[Any, Any, Any, Any],
     parts: Mapping[str, StateGraph[Any, Any, Any, Any]],
 ) -> None:
-    """Derive flush points, run starts and run ends from the finished topology.
+    """Derive run starts and run ends from the finished topology.
 
     ``parts`` maps each subgraph node of ``top`` to its builder graph; plain step nodes of
     ``top`` are their own first and terminal steps.
@@ -195,10 +191,6 @@ def finish(
         layout.run_start |= first_steps(parts[node]) if node in parts else {node}
     top_ends = terminal_steps(top)
     for node, part in parts.items():
-        ends = terminal_steps(part)
-        layout.flush |= ends
         if node in top_ends:
-            layout.run_end |= ends
-    plain_ends = top_ends - set(parts)
-    layout.flush |= plain_ends
-    layout.run_end |= plain_ends
+            layout.run_end |= terminal_steps(part)
+    layout.run_end |= top_ends - set(parts)

@@ -11,6 +11,7 @@ needs no code change: drop the directory into the instance's ``skills/``. Runnin
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,11 +55,26 @@ Registry = Mapping[str, tuple[SkillInfo, SkillManifest]]
 
 
 def manifest(skill: SkillInfo) -> SkillManifest:
-    """Read a skill's ``skill.toml``; a missing or broken one gives the cautious defaults."""
+    """Read a skill's ``skill.toml``; a missing or broken one gives the cautious defaults.
+
+    Parsed manifests are cached by the file's identity (path, size, mtime): every turn asks for
+    the registry, and an edited or replaced ``skill.toml`` is read again.
+    """
+    path = skill.path / "skill.toml"
     try:
-        raw = tomllib.loads((skill.path / "skill.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        stat = path.stat()
+    except OSError:
         return SkillManifest(name=skill.name)
+    return _parsed_manifest(skill.name, str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_manifest(name: str, path: str, size: int, mtime_ns: int) -> SkillManifest:
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return SkillManifest(name=name)
+    skill = SkillInfo(name, Path(path).parent, "", True)
     archetype = str(raw.get("archetype", ""))
     return SkillManifest(
         name=skill.name,
