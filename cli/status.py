@@ -43,12 +43,29 @@ def init(
     force: Annotated[
         bool, typer.Option("--force", help="Add missing files to an existing instance.")
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Embedded model: smollm2-135m (default), qwen2.5-coder-0.5b, qwen2.5-coder-1.5b.",
+        ),
+    ] = None,
 ) -> None:
     """Scaffold a new instance (never overwrites existing files)."""
     from state.instance import init_instance
+    from state.models import MODELS
 
+    if model is not None and model not in MODELS:
+        raise LumenError(f"unknown model {model!r}: use one of {', '.join(MODELS)}")
     root = (path or default_root()).expanduser().resolve()
     instance = init_instance(root, force=force)
+    if model is not None:
+        from state.config import set_llm_value
+
+        set_llm_value(instance.config_file, "embedded_model", model)
+        extra = MODELS[model].extra
+        if extra:
+            typer.echo(f"model {model}: install it with `uv sync --extra {extra}`", err=True)
     typer.echo(f"Initialised Lumen instance at {instance.root}")
 
 

