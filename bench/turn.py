@@ -10,22 +10,35 @@ Run: ``uv run python bench/turn.py [--turns 20] [--embedded 5]``.
 2. Embedded model: M talk turns; each turn's latency is divided by one raw call of the same
    model on the exact messages the turn's draft step sent (same seed, same temperature, so the
    same reply). Goal: ratio <= 1.5 in talk.
+3. Mode gate: confusion matrix and agreement on ``bench/mode_dev.jsonl`` (the set the gate's
+   signals were tuned on) and ``bench/mode_heldout.jsonl`` (written after it, never tuned on).
+   The mode is computed by the real step functions (surface_parse → reality_check →
+   intent_hypotheses → effort_budgeter → mode_gate) on a fresh TurnState with no memories.
+4. Λ: the dev set through the real turn graph with a scripted model that drifts off-topic on
+   some calls (deterministic by prompt); reports how often Λ's winner is not the first draft,
+   how often a re-draft was asked, and candidates per mode. ``--lambda-embedded K`` runs the
+   first K dev messages of each mode with the embedded model too.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
 from langgraph.graph import END, START, StateGraph
 from pydantic import Field
 
@@ -33,6 +46,8 @@ from graph.builder import ACT, CONSOLIDATE, DELIBERATE, PERCEIVE, build_turn_gra
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
 from graph.session import run_turn
+from kernel import skai
+from nodes.turn import deliberate, perceive
 from state.instance import init_instance
 from state.turn import TurnInput, TurnState
 from tests.scripted import ScriptedChatModel
@@ -200,15 +215,167 @@ def embedded(turns: int) -> None:
         )
 
 
+BENCH = Path(__file__).resolve().parent
+GATE_STEPS = (
+    perceive.surface_parse,
+    perceive.reality_check,
+    perceive.intent_hypotheses,
+    perceive.effort_budgeter,
+    deliberate.mode_gate,
+)
+
+
+def load_set(name: str) -> list[dict[str, str]]:
+    """Read a labelled ``{"text", "mode", "lang"}`` JSONL set from bench/."""
+    lines = (BENCH / name).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def gate(text: str) -> TurnState:
+    """Run the perception steps the gate depends on, then the real mode_gate step."""
+    state = TurnState(user_text=text, turn_index=1)
+    for step in GATE_STEPS:  # none of them touches deps
+        update = step(state, deps=cast(Any, None))
+        state = state.model_copy(
+            update={k: v for k, v in update.items() if k in TurnState.model_fields}
+        )
+    return state
+
+
+def mode_agreement(name: str) -> None:
+    """Print the gate's confusion matrix, agreement and per-language agreement on one set."""
+    rows = load_set(name)
+    matrix: Counter[tuple[str, str]] = Counter()
+    by_lang: Counter[tuple[str, bool]] = Counter()
+    for row in rows:
+        mode = gate(row["text"]).mode
+        matrix[(row["mode"], mode)] += 1
+        by_lang[(row["lang"], mode == row["mode"])] += 1
+    hits = sum(matrix[(m, m)] for m in skai.MODES)
+    print(
+        f"\n-- {name}: {len(rows)} messages, agreement {hits}/{len(rows)} = {hits / len(rows):.1%}"
+    )
+    print(f"{'label / gate':>13s} " + " ".join(f"{m:>5s}" for m in skai.MODES))
+    for label in skai.MODES:
+        print(f"{label:>13s} " + " ".join(f"{matrix[(label, m)]:5d}" for m in skai.MODES))
+    langs = sorted({lang for lang, _ in by_lang})
+    print(
+        "   by language: "
+        + ", ".join(
+            f"{lang} {by_lang[(lang, True)]}/{by_lang[(lang, True)] + by_lang[(lang, False)]}"
+            for lang in langs
+        )
+    )
+
+
+OFF_TOPIC_REPLY = "I think it depends. My view: start small, and keep it simple."
+
+
+def drifting_reply(messages: Sequence[BaseMessage]) -> str:
+    """A scripted small model: on topic most of the time, generic on about a third of calls.
+
+    The choice is a hash of the whole prompt, so it is reproducible and differs between the
+    direct draft, the alternative reading and a re-draft of the same message.
+    """
+    prompt = "\n".join(str(m.content) for m in messages)
+    if str(messages[0].content).startswith("You plan a reply"):
+        return (
+            '{"steps": ["Answer the question directly.", "Offer a next step."], "confidence": 0.7}'
+        )
+    user = prompt.rsplit("The user's message:", 1)[-1].strip()
+    draw = int.from_bytes(hashlib.sha256(prompt.encode()).digest()[:2], "big") % 3
+    if draw == 0:
+        return OFF_TOPIC_REPLY
+    terms = [w for w in user.split() if len(w) > 4][:3] or ["that"]
+    reply = f"I think the key here is {' and '.join(terms)}."
+    if "Take the other reading" in prompt:
+        reply = f"I'm assuming you mainly want guidance on {terms[0]}. " + reply
+        reply += " Is that what you need?"
+    elif draw == 2:
+        reply += " Because that matters most, start there; next, try one small step."
+    return reply
+
+
+def lambda_winners(limit_per_mode: int | None, model: Any = None) -> None:
+    """Run the dev set through the turn graph; report how often Λ's winner is not c1."""
+    rows = load_set("mode_dev.jsonl")
+    if limit_per_mode is not None:
+        taken: Counter[str] = Counter()
+        kept = []
+        for row in rows:
+            if taken[row["mode"]] < limit_per_mode:
+                taken[row["mode"]] += 1
+                kept.append(row)
+        rows = kept
+    label = "embedded model" if model is not None else "scripted drifting model"
+    print(f"\n== Λ selection over {len(rows)} dev messages ({label}) ==")
+    stats: dict[str, Counter[str]] = {m: Counter() for m in skai.MODES}
+    with tempfile.TemporaryDirectory() as tmp:
+        instance = init_instance(Path(tmp) / "inst")
+        chat = model if model is not None else ScriptedChatModel(respond=drifting_reply)
+        deps = Deps.for_instance(instance, model_for=lambda _m: chat)
+        with sqlite_saver(Path(tmp) / "turn.sqlite") as saver:
+            turn = build_turn_graph(deps).compile(checkpointer=saver)
+            for row in rows:
+                state = run_turn(turn, row["text"])
+                deps.store.flush()
+                c = stats[state.mode]
+                c["turns"] += 1
+                c["candidates"] += len(state.candidates)
+                c["calls"] += state.llm_calls
+                c["multi"] += len(state.candidates) >= 2
+                c["not_first"] += state.chosen > 0
+                c["redraft"] += any(x.origin == "redraft" for x in state.candidates)
+                c["over_budget"] += state.llm_calls > skai.LLM_CALL_BUDGET[state.mode]
+    print(
+        f"{'mode':5s} {'turns':>5s} {'cand/turn':>9s} {'calls/turn':>10s} {'>=2 cand':>8s} "
+        f"{'winner!=c1':>10s} {'redraft':>7s} {'over budget':>11s}"
+    )
+    total: Counter[str] = Counter()
+    for mode, c in stats.items():
+        total.update(c)
+        n = max(1, c["turns"])
+        print(
+            f"{mode:5s} {c['turns']:5d} {c['candidates'] / n:9.2f} {c['calls'] / n:10.2f} "
+            f"{c['multi']:8d} {c['not_first'] / n:10.1%} {c['redraft'] / n:7.1%} "
+            f"{c['over_budget']:11d}"
+        )
+    n = max(1, total["turns"])
+    multi = max(1, total["multi"])
+    print(
+        f"all   winner is not the first draft in {total['not_first']}/{total['turns']} turns "
+        f"({total['not_first'] / n:.1%}; {total['not_first'] / multi:.1%} of turns with >=2 "
+        f"candidates); re-draft in {total['redraft'] / n:.1%}"
+    )
+
+
 def main() -> None:
-    """Run both parts."""
+    """Run the parts."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--embedded", type=int, default=5)
+    parser.add_argument("--only", choices=["latency", "gate", "lambda"], default=None)
+    parser.add_argument("--lambda-embedded", type=int, default=0)
     args = parser.parse_args()
-    scripted(args.turns)
-    if args.embedded:
-        embedded(args.embedded)
+    if args.only in (None, "latency"):
+        scripted(args.turns)
+        if args.embedded:
+            embedded(args.embedded)
+    if args.only in (None, "gate"):
+        print("\n== mode gate (real perceive + mode_gate steps) ==")
+        mode_agreement("mode_dev.jsonl")
+        mode_agreement("mode_heldout.jsonl")
+        mode_agreement("mode_fresh.jsonl")  # written by a second person, never used in tuning
+    if args.only in (None, "lambda"):
+        lambda_winners(None)
+        if args.lambda_embedded:
+            from graph.llm import make_chat_model
+            from state.config import load_config
+
+            with tempfile.TemporaryDirectory() as tmp:
+                config = load_config(init_instance(Path(tmp) / "i").config_file)
+                real = make_chat_model(config, mode="talk")
+            lambda_winners(args.lambda_embedded, model=real)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
@@ -655,63 +656,352 @@ def select_mode(signals: ModeSignals, *, default: Mode = DEFAULT_MODE) -> Mode:
     return default if default in tied else tied[0]
 
 
+# --- gate cue families (matched on accent-folded, lower-cased words; en, pt, es, de, fr, ru) -----
+# Each family is a kind of cue, not a list of messages: greetings, banter, request leads and
+# imperative task verbs per language, deliverables, how-to questions, first-person deliberation,
+# choices between options, value/meaning questions, personal and technical stakes, and feedback on
+# the agent's own manner.
+
+
+def _fold(text: str) -> str:
+    """Lower-case, unify apostrophes and strip accents (NFKD without combining marks)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower().replace("\u2019", "'"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _lex(*phrases: str) -> tuple[str, ...]:
+    return tuple(" ".join(_WORD_RE.findall(_fold(p))) for p in phrases)
+
+
+_G_GREETINGS = _lex(
+    *_GREETINGS, "good evening", "howdy", "heyyy", "morning", "what's up", "whats up", "hows it",
+    "thank you so much", "good night", "see you", "talk tomorrow",
+    "ola", "oi", "e ai", "tudo bem", "bom dia", "boa tarde", "boa noite", "obrigado", "obrigada",
+    "valeu", "beleza", "ate amanha", "hola", "buenas", "buenos dias", "buenas noches", "que tal",
+    "gracias", "hasta manana", "hallo", "servus", "moin", "guten morgen", "guten abend",
+    "gute nacht", "danke", "wie geht's", "wie gehts", "was geht", "bis morgen", "bonjour",
+    "bonsoir", "salut", "coucou", "ca va", "merci", "bonne nuit", "a demain", "quoi de neuf",
+)  # fmt: skip
+_G_BANTER = _lex(
+    *_BANTER, "lmao", "rofl", "kkk", "kkkk", "kkkkk", "rsrs", "jaja", "jajaja", "jeje", "mdr",
+    "ptdr", "hihi", "xd", "no way", "crack",
+)  # fmt: skip
+_G_LEADS = _lex(
+    *REQUEST_LEADS, "can u", "could u", "pls", "plz", "por favor", "pode", "podes", "poderia",
+    "consegue", "me ajuda", "puedes", "podrias", "ayudame", "kannst du", "konntest du",
+    "konnen sie", "bitte", "hilf mir", "peux tu", "pouvez vous", "tu peux", "stp", "svp",
+    "s'il te plait", "s'il vous plait", "aide moi",
+)  # fmt: skip
+_G_NEED = _lex(
+    "i need", "i want a", "i'd like a", "preciso", "quero um", "quero uma", "necesito",
+    "quiero un", "quiero una", "ich brauche", "ich mochte", "j'ai besoin", "je voudrais",
+)  # fmt: skip
+_G_IMPERATIVES = frozenset(
+    _lex(
+        *IMPERATIVES, "draft", "design", "prepare", "organise", "organize", "sort", "format",
+        "install", "configure", "setup", "suggest", "rewrite", "summarise", "help", "debug",
+        "escreva", "escreve", "faca", "faz", "crie", "cria", "corrija", "corrige", "explique",
+        "explica", "traduza", "traduz", "liste", "resuma", "gere", "gera", "monte", "monta",
+        "calcule", "mostre", "redija", "escribe", "haz", "hazme", "crea", "creame", "explica",
+        "explicame", "traduce", "resume", "resumeme", "genera", "prepara", "dame", "redacta",
+        "calcula", "muestra", "ordena", "configura", "schreib", "schreibe", "mach", "mache",
+        "erstelle", "erstell", "erklare", "erklar", "ubersetze", "ubersetz", "fasse", "fass",
+        "korrigiere", "berechne", "finde", "zeig", "zeige", "plane", "gib", "hilf",
+        "formuliere", "ecris", "ecrivez", "fais", "faites", "cree", "creez", "corrigez",
+        "explique", "expliquez", "traduis", "traduisez", "resume", "resumez", "genere",
+        "redige", "redigez", "donne", "donnez", "calcule", "montre", "aide", "propose",
+    )
+)  # fmt: skip
+# Verb stems of a request (any form: infinitive, imperative), checked after a request lead.
+_G_TASK_STEMS = (
+    "writ", "escrev", "escrib", "schreib", "ecri", "redig", "redact", "draft", "fix", "corrig",
+    "korrig", "explai", "expli", "erklar", "translat", "tradu", "ubersetz", "summar", "resum",
+    "zusammenfass", "generat", "gener", "erzeug", "creat", "cria", "crie", "crea", "cree",
+    "erstell", "build", "implement", "refactor", "debug", "calcul", "berechn", "convert",
+    "install", "instal", "config", "konfig", "einricht", "outline", "plan", "organi", "prepar",
+    "list", "make", "mach", "faze", "fazer", "hacer", "faire", "mont", "arm", "show", "mostr",
+    "muestr", "zeig", "ajud", "ayud", "hilf", "aide", "design", "sort", "check", "find", "search",
+    "help",
+)  # fmt: skip
+_G_DELIVERABLES = (
+    "list", "lista", "liste", "table", "tabla", "tabela", "tabelle", "tableau", "checklist",
+    "plan", "plano", "planning", "template", "plantilla", "modelo", "vorlage", "schedule",
+    "cronograma", "horario", "itinerary", "itinerario", "roteiro", "summary", "resumo",
+    "resumen", "zusammenfassung", "email", "mail", "correo", "lettre", "carta", "letter",
+    "report", "relatorio", "informe", "bericht", "rapport", "outline", "steps", "passos",
+    "pasos", "etapes", "schritte", "bullet", "bullets", "json", "csv", "spreadsheet",
+    "planilha", "script", "function", "funcao", "funcion", "funktion", "fonction", "regex",
+    "query", "consulta", "abfrage", "requete", "curriculo", "cv", "resume", "bewerbung",
+    "toast", "message", "mensagem", "mensaje", "nachricht", "one liner",
+)  # fmt: skip
+_G_DELIVERABLE_SUFFIXES = ("liste", "plan", "tabelle", "vorlage", "schema")  # German compounds
+_G_CODE = _lex(
+    *_CODE_WORDS, "code", "codigo", "javascript", "typescript", "bash", "docker", "nginx",
+    "linux", "git", "github", "ssh", "excel", "pandas", "dataframe", "react", "node", "array",
+    "mysql", "postgres", "cronjob", "server", "servidor", "serveur", "typeerror", "exception",
+    "undefined", "compile", "html", "css", "pivot",
+)  # fmt: skip
+_HOWTO_RE = re.compile(
+    r" (?:how (?:do|can|could|would) (?:i|we|you|u)|how to|how can i"
+    r"|como (?:eu )?(?:faco|posso|consigo|\w+(?:ar|er|ir|o))"
+    r"|wie (?:\w+ ){1,2}(?:ich|man|wir)|comment (?:je|j'\w+|on|faire|\w+(?:er|ir|re))) "
+)
+_G_DECISION = _lex(
+    "should i", "should we", "shall i", "whether", "can't decide", "cannot decide", "torn",
+    "dilemma", "back and forth", "part of me", "on the fence", "have to decide", "which should",
+    "worth it", "is it worth", "regret", "i don't know if", "idk if", "not sure if",
+    "devo", "deveria", "deveriamos", "sera que", "nao sei se", "nao sei o que fazer",
+    "dividido", "dividida", "em duvida", "vale a pena", "tenho medo", "deberia", "debo",
+    "no se si", "no se que hacer", "vale la pena", "hecho un lio", "me caso", "soll ich",
+    "sollte ich", "sollen wir", "sollten wir", "hergerissen", "weiß nicht ob",
+    "was soll ich tun", "lohnt es sich", "dois je", "devrais je", "je devrais", "j'hesite",
+    "hesite", "je ne sais pas si", "je sais pas si", "dechire", "dechiree", "faut il",
+    "vaut il mieux", "est il preferable", "vaut le coup", "peur de tout perdre",
+    "i don't know", "no se", "nao sei", "je ne sais plus",
+)  # fmt: skip
+_G_PICK = _lex(
+    "which would you", "what would you pick", "which one", "would you bet", "would you choose",
+    "would you pick", "qual voce escolheria", "qual escolheria", "que elegirias", "cual elegirias",
+    "welche wurdest", "lequel", "laquelle", "better", "melhor", "mejor", "besser", "mieux",
+    "preferable", "preferivel", "trade offs", "trade off", "tradeoffs", "what are the risks",
+    "quais os riscos", "pros and cons",
+)  # fmt: skip
+_OR_WORDS = frozenset({"or", "ou", "o", "u", "oder", "vs", "versus"})
+_G_MEANING = _lex(
+    *_MEANING, "meaningless", "the point of", "morally", "moral", "ethical", "ethically",
+    "ethics", "is it right", "is it wrong", "is it ever", "free will", "well lived",
+    "good person", "selfish", "is it fair", "can a person", "human nature", "really exist",
+    "sentido", "proposito", "moralmente", "etica", "e certo", "e errado", "e justo",
+    "e egoista", "es justo", "es correcto", "libertad", "liberdade", "libre albedrio", "sinn",
+    "ethisch", "vertretbar", "gerecht", "guter mensch", "freiheit", "ethique", "liberte",
+    "universelle", "sens", "existe vraiment", "what does it mean", "was bedeutet",
+)  # fmt: skip
+_G_SELF_CHANGE = _lex(
+    *_SELF_CHANGE, "stop that", "actually tell me what you think", "what you really think",
+    "para de", "deja de", "hor auf", "arrete", "ehrlich deine meinung", "deine meinung",
+    "ce que tu penses", "o que voce pensa", "lo que piensas", "franchement",
+)  # fmt: skip
+_SELF_CHANGE_RE = re.compile(
+    r" (?:you|voce|vc|tu|du|vous|usted) (?:\w+ ){0,2}"
+    r"(?:always|never|keep|sempre|nunca|siempre|immer|nie|toujours|jamais) "
+)
+_G_HEDGES = _lex(
+    *_HEDGES, "idk", "i wonder", "talvez", "acho que", "quizas", "tal vez", "creo que",
+    "vielleicht", "keine ahnung", "peut etre", "je pense", "provavelmente", "probablemente",
+    "wahrscheinlich", "probablement",
+)  # fmt: skip
+_FIRST_PERSON = frozenset(
+    _lex(
+        "i", "i'm", "i've", "i'd", "my", "me", "we", "our", "us", "eu", "meu", "minha", "meus",
+        "minhas", "estou", "tenho", "yo", "mi", "mis", "estoy", "tengo", "ich", "mein", "meine",
+        "meinen", "meiner", "mir", "mich", "wir", "unser", "je", "j'ai", "mon", "ma", "mes",
+        "moi", "nous", "idk",
+    )
+)  # fmt: skip
+# Prefixes of personal-life domains (first person required) and of technical/business stakes.
+_PERSONAL_STEMS = (
+    "job", "emprego", "trabajo", "trabalh", "arbeit", "travail", "boulot", "career", "carreir",
+    "carrer", "karrier", "carrier", "quit", "largar", "kundig", "quitter", "offer", "oferta",
+    "angebot", "offre", "promot", "promoc", "befor", "salar", "gehalt", "money", "dinheiro",
+    "dinero", "geld", "argent", "saving", "debt", "divida", "deuda", "schuld", "dette",
+    "mortgage", "hipotec", "partner", "parceir", "pareja", "wife", "esposa", "mulher", "frau",
+    "femme", "husband", "marido", "mari", "boyfriend", "girlfriend", "namorad", "novi",
+    "freundin", "copain", "copine", "marri", "casament", "casar", "matrimon", "heirat", "break",
+    "divorc", "scheid", "kid", "child", "filho", "hijo", "kinder", "enfant", "baby", "bebe",
+    "parent", "pais", "padre", "eltern", "mother", "mae", "madre", "mutter", "mere", "father",
+    "vater", "pere", "famil", "abroad", "exterior", "extranjer", "ausland", "etranger",
+    "universit", "faculdad", "studium", "college", "phd", "doctor", "doutorad", "degree",
+    "carrera", "beca", "manager", "chef", "boss", "rent", "aluguel", "alquil", "miet",
+    "loyer", "together", "juntos", "fear", "medo", "miedo", "angst", "peur", "sick", "enferm",
+    "krank", "malad", "offer",
+)  # fmt: skip
+_TECH_STAKES_STEMS = (
+    "laten", "consist", "konsist", "coheren", "uptime", "sla", "reliab", "confiab", "fiab",
+    "zuverl", "payment", "pagament", "pagos", "zahlung", "paiem", "fintech", "bank", "banco",
+    "banque", "hospital", "hopital", "kranken", "health", "saude", "salud", "gesund", "sante",
+    "secur", "segur", "sicher", "scal", "escal", "skalier", "traf", "million", "milho", "millon",
+    "product", "produc", "produk", "cost", "custo", "kosten", "cout", "risk", "risc", "riesg",
+    "risiko", "risq", "strict", "estrit", "estric", "strikt", "startup", "critic", "kritisch",
+    "sensi", "lose", "losing", "perder", "perdre", "verlier", "years", "anos", "jahre",
+    "team", "equip", "engineer", "ingenier", "ingenieur", "partners", "grow",
+)  # fmt: skip
+
+
+def _has_stem(words: Sequence[str], stems: Sequence[str]) -> int:
+    return sum(1 for w in words if w.startswith(tuple(stems)))
+
+
+def _fcount(norm: str, phrases: Iterable[str]) -> int:
+    """Count occurrences of already-folded phrases in an accent-folded ``norm``."""
+    return sum(norm.count(f" {p} ") for p in phrases if p)
+
+
+@dataclass(frozen=True, slots=True)
+class GateCues:
+    """Counts of the gate's cue families in one message (see ``gate_cues``)."""
+
+    words: int
+    greet: int
+    banter: int
+    ask: bool
+    code: bool
+    deliverable: bool
+    structured: bool
+    tools: int
+    numbers: int
+    hedges: int
+    vague: int
+    extra_questions: int
+    decision: int
+    choice: int
+    pick: int
+    meaning: int
+    self_change: int
+    personal: int
+    tech_stakes: int
+    stakes_words: int
+
+
+def gate_cues(text: str) -> GateCues:
+    """Count the cue families the mode gate reads (pure, language-light).
+
+    Heuristic. ``ask`` is a task request: a sentence opening with an imperative verb, a request
+    lead ("please", "can you", "pode", "kannst du", ...) with a task verb or deliverable, a need
+    phrase with a deliverable, or a how-to question ("how do I", "como faço", "wie richte ich",
+    "comment installer"). ``choice`` is a choice between options: "vs"/"versus", or an
+    "or"-word in a question or in a sentence that deliberates. ``personal`` needs a first-person
+    word and a personal-life domain (job, partner, children, money, studies, ...).
+    """
+    folded = _fold(text)
+    words = _WORD_RE.findall(folded)
+    norm = " " + " ".join(words) + " "
+    sentences = _sentences(text)
+    raw_sentences = [(s, _WORD_RE.findall(s.lower())) for s in sentences]
+    starts = [_WORD_RE.findall(_fold(s))[:1] for s in sentences]
+    deliverable = (
+        any(
+            w in _G_DELIVERABLES or (len(w) > 6 and w.endswith(_G_DELIVERABLE_SUFFIXES))
+            for w in words
+        )
+        or _fcount(norm, ("one liner", "step by step", "passo a passo", "paso a paso")) > 0
+    )
+    leads = _fcount(norm, _G_LEADS) > 0
+    task_verb = _has_stem(words, _G_TASK_STEMS) > 0
+    ask = (
+        any(s and s[0] in _G_IMPERATIVES for s in starts)
+        or (leads and (task_verb or deliverable))
+        or (_fcount(norm, _G_NEED) > 0 and (deliverable or task_verb))
+        or bool(_HOWTO_RE.search(norm))
+    )
+    decision = _fcount(norm, _G_DECISION)
+    choice = 0
+    for raw, ws in raw_sentences:
+        if "vs" in ws or "versus" in ws:
+            choice += 1
+        elif len(ws) >= 3 and _OR_WORDS & set(ws[1:]):
+            deliberating = raw.rstrip().endswith("?") or _fcount(
+                " " + " ".join(_WORD_RE.findall(_fold(raw))) + " ", _G_DECISION
+            )
+            choice += bool(deliberating)
+    # Portuguese and Spanish drop the pronoun: a first-person decision verb counts too.
+    first_person = bool(_FIRST_PERSON & set(words)) or decision > 0
+    return GateCues(
+        words=len(words),
+        greet=_fcount(norm, _G_GREETINGS),
+        banter=_fcount(norm, _G_BANTER) + _count_symbols(text, _BANTER_SYMBOLS),
+        ask=ask,
+        code="```" in text or _fcount(norm, _G_CODE) > 0,
+        deliverable=deliverable,
+        structured=bool(_LIST_LINE_RE.search(text)) or _count(_norm(text), _STRUCTURE_WORDS) > 0,
+        tools=_count(_norm(text), _TOOL_WORDS),
+        numbers=len(_NUMBER_RE.findall(text)),
+        hedges=_fcount(norm, _G_HEDGES),
+        vague=_count(_norm(text), _VAGUE),
+        extra_questions=max(0, text.count("?") - 1),
+        decision=decision,
+        choice=choice,
+        pick=_fcount(norm, _G_PICK),
+        meaning=_fcount(norm, _G_MEANING),
+        self_change=_fcount(norm, _G_SELF_CHANGE) + len(_SELF_CHANGE_RE.findall(norm)),
+        personal=_has_stem(words, _PERSONAL_STEMS) if first_person else 0,
+        tech_stakes=_has_stem(words, _TECH_STAKES_STEMS),
+        stakes_words=_count(_norm(text), _STAKES),
+    )
+
+
 @functools.lru_cache(maxsize=256)
 def extract_mode_signals(text: str) -> ModeSignals:
     """Estimate the selection signals from surface features of ``text`` alone (no model).
 
-    Heuristic, every term clamped to ``[0, 1]``:
+    Heuristic over ``gate_cues``, every term clamped to ``[0, 1]``:
 
-    * casual_chat: greetings/thanks/"lol" (0.6) plus shortness (<= 8 words, 0.4), minus task.
+    * task: a task request (0.75), code words (0.25), a deliverable named (0.25).
+    * structured_request: a deliverable or structure word (0.5), list lines (0.5), a fence (0.25).
+    * casual_chat: greetings (0.6) plus shortness (<= 8 words, 0.4), minus task and deliberation.
     * banter_or_flirt: banter words and winks, two hits saturate.
-    * task: an imperative verb opening a sentence or following "please"/"can you"/... (0.75),
-      code words (0.25), request phrases (0.25).
-    * structured_request: structure words (0.5), list lines (0.5), code fences (0.25).
     * tool_need: 0.4 per tool word plus 0.2 per number (two numbers at most).
-    * clarity: 1 minus 0.3 per hedge, 0.2 per vague word, 0.15 per extra question mark.
-    * ambiguity: 0.25 per hedge, 0.2 per vague word, 0.15 per extra question mark.
-    * confidence: 1 minus 0.25 per hedge.
-    * stakes: 0.1 base, 0.5 when task-like, plus 0.1 per stakes word ("urgent", "deploy", ...).
-    * conflict, meaning_gap, self_change_needed: 0.5 per cue word or phrase.
+    * deliberation: a weighed choice (a choice or "which/better" with personal or technical
+      stakes, or a first-person decision), a value/meaning question, or a challenge to the
+      agent's manner. It drives conflict, ambiguity and (1 - confidence).
+    * ambiguity: 0.25 per hedge, 0.2 per vague word, 0.15 per extra question mark, 0.55 when
+      there is something to deliberate plus 0.15 per further kind; clarity is its complement.
+    * confidence: 1 minus 0.25 per hedge, 0.3 for a weighed choice or decision, 0.25 for a
+      value/meaning question.
+    * stakes: with deliberation 0.5, 0.8 when a personal or technical stake is named; otherwise
+      0.1 base, 0.4 when task-like, personal stakes 0.3, technical stakes 0.15 each (two count);
+      plus 0.1 per stakes word ("urgent", "deploy", ...) in both cases.
+    * meaning_gap: 0.6 per value/meaning cue; self_change_needed: 0.6 per cue.
     """
-    words = _words(text)
-    norm = _norm(text)
-    n = len(words)
-    questions = text.count("?")
-    extra_questions = max(0, questions - 1)
-
-    greet = _count(norm, _GREETINGS)
-    banter = _count(norm, _BANTER) + _count_symbols(text, _BANTER_SYMBOLS)
-    starts = [_words(s)[:1] for s in _sentences(text)]
-    imperative = any(s and s[0] in IMPERATIVES for s in starts) or any(
-        f" {lead} {verb} " in norm for lead in REQUEST_LEADS for verb in IMPERATIVES
-    )
-    code = "```" in text or _count(norm, _CODE_WORDS) > 0
-    request = _count(norm, _REQUEST_PHRASES) > 0
-    hedges = _count(norm, _HEDGES)
-    vague = _count(norm, _VAGUE)
-
-    task = clamp(0.75 * imperative + 0.25 * code + 0.25 * request)
+    c = gate_cues(text)
+    stakes_context = c.personal > 0 or c.tech_stakes > 0
+    weighed_choice = (c.choice > 0 or c.pick > 0) and (stakes_context or c.decision > 0)
+    decision = c.decision > 0 and (c.personal > 0 or c.choice > 0 or c.decision > 1)
+    deliberate = decision + weighed_choice + min(1, c.meaning) + min(1, c.self_change)
+    task = clamp(0.75 * c.ask + 0.25 * c.code + 0.25 * c.deliverable)
+    if deliberate and not c.ask:
+        task = clamp(task - 0.25)
     structured = clamp(
-        0.5 * min(1, _count(norm, _STRUCTURE_WORDS))
+        0.5 * (c.structured or (c.deliverable and c.ask))
         + 0.5 * bool(_LIST_LINE_RE.search(text))
         + 0.25 * ("```" in text)
     )
-    casual = clamp(0.6 * min(1, greet) + 0.4 * (0 < n <= 8) - task)
-    tool_need = clamp(0.4 * _count(norm, _TOOL_WORDS) + 0.2 * min(2, len(_NUMBER_RE.findall(text))))
-    stakes = clamp((0.5 if task >= 0.5 else 0.1) + 0.1 * _count(norm, _STAKES))
+    ambiguity = clamp(
+        0.25 * c.hedges
+        + 0.2 * c.vague
+        + 0.15 * c.extra_questions
+        + 0.55 * (deliberate > 0)
+        + 0.15 * max(0, deliberate - 1)
+    )
+    doubt = 0.25 * c.hedges + 0.3 * (decision or weighed_choice) + 0.25 * min(1, c.meaning)
+    if deliberate:  # something to weigh matters at least moderately; more with a stake named
+        stakes = clamp(0.5 + 0.3 * stakes_context + 0.1 * c.stakes_words)
+    else:
+        stakes = clamp(
+            0.1
+            + 0.4 * (task >= 0.5)
+            + 0.3 * min(1, c.personal)
+            + 0.15 * min(2, c.tech_stakes)
+            + 0.1 * c.stakes_words
+        )
+    casual = clamp(0.6 * min(1, c.greet) + 0.4 * (0 < c.words <= 8) - task - 0.3 * deliberate)
     return mode_signals_from_observables(
-        clarity=clamp(1.0 - 0.3 * hedges - 0.2 * vague - 0.15 * extra_questions),
-        ambiguity=clamp(0.25 * hedges + 0.2 * vague + 0.15 * extra_questions),
-        confidence=clamp(1.0 - 0.25 * hedges),
+        clarity=clamp(1.0 - ambiguity - 0.1 * c.hedges),
+        ambiguity=ambiguity,
+        confidence=clamp(1.0 - doubt),
         stakes=stakes,
-        tool_need=tool_need,
+        tool_need=clamp(0.4 * c.tools + 0.2 * min(2, c.numbers)),
         casual_chat=casual,
-        banter_or_flirt=clamp(banter / 2),
+        banter_or_flirt=clamp(c.banter / 2),
         task=task,
         structured_request=structured,
-        conflict=clamp(0.5 * _count(norm, _CONFLICT)),
-        meaning_gap=clamp(0.5 * _count(norm, _MEANING)),
-        self_change_needed=clamp(0.5 * _count(norm, _SELF_CHANGE)),
+        conflict=clamp(
+            0.6 * min(1, c.decision)
+            + 0.6 * weighed_choice
+            + 0.3 * min(1, c.meaning)
+            + 0.5 * min(1, c.self_change)
+        ),
+        meaning_gap=clamp(0.6 * c.meaning),
+        self_change_needed=clamp(0.6 * c.self_change),
     )
 
 
@@ -936,6 +1226,39 @@ def select_candidate(
         if _beats(key, best_key):
             best, best_key = index, key
     return best
+
+
+RELEVANCE_MIN = 0.25
+"""A draft scoring below this is off-topic (heuristic: no shared content word at all)."""
+RELEVANCE_MIN_TERMS = 2
+"""Messages with fewer content words ("hi", "ok") cannot be judged: every draft is relevant."""
+RELEVANCE_SATURATION = 4
+"""Sharing this many of the message's content words counts as fully relevant."""
+
+
+def draft_relevance(draft: str, user_text: str, *, similarity: float | None = None) -> float:
+    """Score how much ``draft`` is about ``user_text``, in ``[0, 1]`` (heuristic).
+
+    Lexical part: the share of the message's content stems (accent-folded words of four or more
+    letters, stopwords dropped, five-letter prefixes as a crude multilingual stem) that the
+    draft repeats, saturating at ``RELEVANCE_SATURATION`` shared stems. A message with fewer
+    than ``RELEVANCE_MIN_TERMS`` content stems scores 1 (nothing to be off-topic from).
+    ``similarity`` (e.g. an embedding cosine), when given, can only raise the score: a draft
+    that paraphrases without repeating words is not off-topic.
+    """
+    asked = set(_content_stems(_fold(user_text)))
+    if len(asked) < RELEVANCE_MIN_TERMS:
+        return 1.0
+    shared = asked & set(_content_stems(_fold(draft)))
+    score = clamp(len(shared) / min(len(asked), RELEVANCE_SATURATION))
+    if similarity is not None:
+        score = max(score, clamp(similarity))
+    return score
+
+
+def off_topic(draft: str, user_text: str, *, similarity: float | None = None) -> bool:
+    """Say whether ``draft`` misses ``user_text`` (relevance below ``RELEVANCE_MIN``)."""
+    return draft_relevance(draft, user_text, similarity=similarity) < RELEVANCE_MIN
 
 
 def _beats(new: tuple[float, ...], old: tuple[float, ...]) -> bool:

@@ -26,8 +26,8 @@ Update = dict[str, object]
 
 EFFORT_VOTE = 0.3
 """Weight the effort budgeter's depth adds to its mode's score (it reads intent and stakes)."""
-REDRAFT_LAMBDA_MIN = 3.0
-"""A best Λ below this asks for another draft (bounded by max_internal_candidates and budget)."""
+ALTERNATIVE_MODES: tuple[Mode, ...] = ("work",)
+"""Modes whose drafts step also writes an alternative (deep gets one from counterfactual_probe)."""
 
 MODE_RULES: dict[Mode, str] = {
     "talk": "This is casual talk: reply in one to three short sentences, warm and plain.",
@@ -303,15 +303,66 @@ def _candidate_update(state: TurnState, text: str, intent: str, origin: str, rea
     }
 
 
+def _alternative_intent(state: TurnState) -> str:
+    """Return the strongest other intent hypothesis worth drafting for ("" if none).
+
+    "test_the_agent" is kept only when nothing else is left: answering a test is the direct
+    answer, not a different reading.
+    """
+    others = [h.label for h in state.intents[1:]]
+    useful = [label for label in others if label != "test_the_agent"]
+    return (useful or others or [""])[0]
+
+
+def _alternative_guidance(alt: str) -> str:
+    return (
+        f"(Take the other reading: the person may mainly want to {alt.replace('_', ' ')}. "
+        "Say in one sentence which assumption you make, answer under it, and end with one "
+        "short question that would settle what they need.)\n"
+    )
+
+
+def _apply(state: TurnState, update: Update) -> TurnState:
+    return state.model_copy(update={k: v for k, v in update.items() if k in TurnState.model_fields})
+
+
 def drafts(state: TurnState, *, deps: Services) -> Update:
-    """Write a draft (or a better re-draft when Λ asked for one)."""
+    """Write a draft (or a better re-draft when Λ asked for one).
+
+    In work mode a second candidate follows under another intent hypothesis and strategy (state
+    an assumption, answer, ask one settling question), when the model budget and
+    max_internal_candidates allow, so Λ has a real choice; deep gets its alternative from
+    counterfactual_probe.
+    """
     intent = state.intents[0].label if state.intents else ""
     if state.candidates:  # a re-draft requested by lambda_select
         best = state.candidates[state.chosen] if state.chosen >= 0 else state.candidates[-1]
-        guidance = "Answer more directly and concretely than this earlier try: "
+        if skai.off_topic(best.text, state.user_text):
+            guidance = "An earlier try did not address the message at all. Answer exactly what "
+            guidance += "the person asked, using their own terms; do not repeat this: "
+        else:
+            guidance = "Answer more directly and concretely than this earlier try: "
         guidance += f"{best.text[:200]!r}\n\n"
         return _draft(state, deps, intent=intent, origin="redraft", guidance=guidance)
-    return _draft(state, deps, intent=intent, origin="draft", guidance="")
+    first = _draft(state, deps, intent=intent, origin="draft", guidance="")
+    alt = _alternative_intent(state)
+    after = _apply(state, first)
+    if (
+        state.mode not in ALTERNATIVE_MODES
+        or not alt
+        or state.external_ref  # forwarded content: one reading of the data is enough
+        or len(after.candidates) >= skai.MAX_INTERNAL_CANDIDATES - 1  # keep room for a re-draft
+        or not skai.within_budget(state.mode, after.llm_calls + 1)  # and its model call
+    ):
+        return first
+    second = _draft(
+        after, deps, intent=alt, origin="counterfactual", guidance=_alternative_guidance(alt)
+    )
+    degraded = [*first.get("degraded", []), *second.get("degraded", [])]  # type: ignore[misc]
+    merged: Update = {**first, **second, "note": f"{first['note']}; {second['note']}"}
+    if degraded:
+        merged["degraded"] = degraded
+    return merged
 
 
 def counterfactual_probe(state: TurnState, *, deps: Services) -> Update:
@@ -320,9 +371,10 @@ def counterfactual_probe(state: TurnState, *, deps: Services) -> Update:
         return {"skipped": "no second hypothesis or candidate budget spent"}
     if not skai.within_budget(state.mode, state.llm_calls):
         return {"skipped": "model-call budget spent"}
-    alt = state.intents[1].label
-    guidance = f"(Assume the person mainly wants to {alt.replace('_', ' ')}.)\n"
-    return _draft(state, deps, intent=alt, origin="counterfactual", guidance=guidance)
+    alt = _alternative_intent(state)
+    return _draft(
+        state, deps, intent=alt, origin="counterfactual", guidance=_alternative_guidance(alt)
+    )
 
 
 def _self_names(state: TurnState, deps: Services) -> tuple[str, ...]:
@@ -352,22 +404,37 @@ def metrics_engine(state: TurnState, *, deps: Services) -> Update:
 
 
 def lambda_select(state: TurnState, *, deps: Services) -> Update:
-    """Choose the candidate with the highest Λ (tie: higher T, then lower SSS); maybe re-draft."""
-    table = [c.axes for c in state.candidates]
-    chosen = skai.select_candidate(table)
+    """Choose the highest Λ among on-topic candidates (tie: higher T, lower SSS); maybe re-draft.
+
+    The relevance test (``skai.off_topic``: no content word of the message in the draft) makes
+    off-topic candidates ineligible while an on-topic one exists. When every candidate is
+    off-topic, or the best is a fallback, one bounded re-draft is asked for (at most
+    max_internal_candidates candidates, within the mode's model-call budget).
+    """
+    relevance = [skai.draft_relevance(c.text, state.user_text) for c in state.candidates]
+    eligible = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
+    pool = eligible or list(range(len(state.candidates)))
+    chosen = pool[skai.select_candidate([state.candidates[i].axes for i in pool])]
     best = state.candidates[chosen]
     route = "inner_dialogue" if state.mode == "deep" else "done"
-    weak = best.lam < REDRAFT_LAMBDA_MIN or best.origin == "fallback"
+    reason = "off-topic" if not eligible else "fallback" if best.origin == "fallback" else ""
     if (
-        weak
+        reason
         and len(state.candidates) < skai.MAX_INTERNAL_CANDIDATES
         and skai.within_budget(state.mode, state.llm_calls)
         and not any(c.origin == "redraft" for c in state.candidates)
     ):
         route = "redraft"
-    notes = f"chose {best.id} (Λ={best.lam:.2f}, T={best.axes.get('T', 0):.2f})"
+    notes = (
+        f"chose {best.id} (Λ={best.lam:.2f}, T={best.axes.get('T', 0):.2f}, "
+        f"relevance={relevance[chosen]:.2f})"
+    )
+    if len(eligible) < len(state.candidates) and eligible:
+        notes += f"; {len(state.candidates) - len(eligible)} off-topic candidate(s) set aside"
     if route == "redraft":
-        notes += f"; Λ below {REDRAFT_LAMBDA_MIN}: re-draft"
+        notes += f"; best draft is {reason}: re-draft"
+    elif reason:
+        notes += f"; best draft is {reason}, no re-draft left (one per turn, budget)"
     return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
 
 

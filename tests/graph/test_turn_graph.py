@@ -1,8 +1,10 @@
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import BaseMessage
 
 from graph.builder import TURN_STEPS, build_turn_graph
 from graph.checkpoints import sqlite_saver
@@ -11,8 +13,9 @@ from graph.deps import Deps
 from graph.session import run_turn
 from kernel import skai
 from state.instance import Instance
+from state.turn import TurnState
 from tests.graph.conftest import TurnRunner, scripted_deps
-from tests.scripted import ScriptedChatModel
+from tests.scripted import PLAN_JSON, ScriptedChatModel
 
 TALK = "Hi there! How are you?"
 WORK = "Please write a step by step plan to organise my project files"
@@ -104,6 +107,49 @@ def test_lambda_select_redrafts_when_the_model_gives_junk_and_stays_bounded(
     assert len(state.candidates) <= skai.MAX_INTERNAL_CANDIDATES
     assert state.llm_calls == 2 and state.reply
     assert any("unusable" in d for d in state.degraded)
+
+
+def _run(instance: Instance, tmp_path: Path, model: ScriptedChatModel, text: str) -> TurnState:
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        return run_turn(
+            build_turn_graph(scripted_deps(instance, model)).compile(checkpointer=saver), text
+        )
+
+
+def test_work_mode_drafts_two_candidates_under_different_intents(
+    instance: Instance, tmp_path: Path
+) -> None:
+    on_topic = "I'd organise the project files by plan: one folder per project, then steps."
+    state = _run(instance, tmp_path, ScriptedChatModel(replies=[on_topic]), WORK)
+    assert state.mode == "work"
+    assert [c.origin for c in state.candidates] == ["draft", "counterfactual"]
+    assert len({c.intent for c in state.candidates}) == 2
+    assert state.lambda_route == "done" and state.llm_calls == 3  # plan + two drafts
+
+
+def test_lambda_select_redrafts_an_off_topic_draft(instance: Instance, tmp_path: Path) -> None:
+    off_topic = "Bananas are rich in potassium and taste great in smoothies."
+    state = _run(instance, tmp_path, ScriptedChatModel(replies=[off_topic]), WORK)
+    assert [c.origin for c in state.candidates] == ["draft", "counterfactual", "redraft"]
+    assert "off-topic" in state.selection_notes
+    assert state.llm_calls <= skai.LLM_CALL_BUDGET["work"]
+
+
+def test_lambda_select_sets_aside_an_off_topic_candidate(
+    instance: Instance, tmp_path: Path
+) -> None:
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        prompt = "\n".join(str(m.content) for m in messages)
+        if str(messages[0].content).startswith("You plan a reply"):
+            return PLAN_JSON
+        if "Take the other reading" in prompt:  # the alternative stays on topic
+            return "Your project files: plan one folder each."
+        return "Bananas are rich in potassium."
+
+    state = _run(instance, tmp_path, ScriptedChatModel(respond=respond), WORK)
+    assert len(state.candidates) == 2 and state.lambda_route == "done"
+    assert state.candidates[state.chosen].origin == "counterfactual"  # Λ's winner is not first
+    assert "set aside" in state.selection_notes
 
 
 def test_lambda_select_keeps_a_good_draft_without_redrafting(turn: TurnRunner) -> None:

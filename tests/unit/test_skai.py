@@ -289,6 +289,63 @@ def test_skai_extract_mode_signals_is_deterministic() -> None:
     assert extract_mode_signals(text) == extract_mode_signals(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("bom dia! tudo bem?", "talk"),
+        ("Wie hoch ist die Zugspitze?", "talk"),
+        ("Escribe una función en JavaScript que ordene un array por fecha.", "work"),
+        ("Comment installer Docker sur Debian ?", "work"),
+        ("JVM vs Go GC for a low-latency trading system: which would you bet on?", "deep"),
+        ("Soll ich meinen sicheren Job kündigen? Ich bin hin- und hergerissen.", "deep"),
+        ("Est-ce que la liberté existe vraiment si nos gènes décident de tout ?", "deep"),
+        ("Tea or coffee?", "talk"),  # a choice without stakes is small talk
+    ],
+)
+def test_skai_mode_signals_generalise_across_languages(text: str, expected: str) -> None:
+    assert select_mode(extract_mode_signals(text)) == expected
+
+
+def test_skai_gate_cues_fold_accents_and_find_deliberation() -> None:
+    cues = skai.gate_cues("Devo largar a faculdade? Não sei o que fazer.")
+    assert cues.decision >= 2 and cues.personal >= 1 and not cues.ask
+    assert skai.gate_cues("como faço para instalar o node?").ask
+
+
+@pytest.mark.parametrize(
+    ("draft", "user", "off"),
+    [
+        (
+            "Bananas are rich in potassium.",
+            "Please write a plan to organise my project files",
+            True,
+        ),
+        (
+            "Here is a plan for your project files.",
+            "Please write a plan to organise my project files",
+            False,
+        ),
+        (
+            "Organizing files: group them by project.",
+            "How should I organise project folders?",
+            False,
+        ),
+        ("Anything at all.", "Hi there! How are you?", False),  # nothing to be off-topic from
+        ("Bananas.", "Escreva uma função em Python", True),
+        ("Uma função em Python: def f(): ...", "Escreva uma função em Python", False),
+    ],
+)
+def test_skai_off_topic_uses_content_overlap(draft: str, user: str, off: bool) -> None:
+    assert skai.off_topic(draft, user) is off
+
+
+def test_skai_draft_relevance_similarity_only_raises() -> None:
+    user = "Please write a plan to organise my project files"
+    assert skai.draft_relevance("Bananas.", user) == 0.0
+    assert skai.draft_relevance("Bananas.", user, similarity=0.8) == 0.8
+    assert skai.draft_relevance("plan project files organise", user, similarity=0.1) == 1.0
+
+
 # --- 2. effort budgeter, verbosity, spontaneity --------------------------------------------------
 
 
