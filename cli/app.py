@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from cli import audit, autonomy, chat, guard, ingest, memory, ops, status, tasks, timeline
+from cli import audit, autonomy, chat, guard, ingest, memory, norms, ops, status, tasks, timeline
 from state.errors import LumenError
 
 app = typer.Typer(
@@ -36,6 +36,7 @@ timeline.register(app)  # history, show, diff, replay, fork
 audit.register(app)  # audit …
 ops.register(app)  # prune
 guard.register(app)  # guard scan, guard veto
+norms.register(app)  # norms, norms revoke
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -108,6 +108,15 @@ class ToolCall(BaseModel):
     untrusted: bool = False
 
 
+class NormRule(BaseModel):
+    """An active norm as the turn applies it (``kernel.norms`` enforces it on the final reply)."""
+
+    id: str = ""
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    text: str = ""
+
+
 class TurnInput(BaseModel):
     """What a caller supplies for one turn.
 
@@ -170,3 +179,7 @@ class TurnState(TurnInput):
     llm_calls: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)
     degraded: list[str] = Field(default_factory=list)
+    norm_rules: list[NormRule] = Field(default_factory=list)
+    """The active norms with their parameters, for enforcement in ``compose_final``."""
+    norm_ack: str = ""
+    """The acknowledgement of norms recorded this turn ("" when none was)."""

@@ -651,3 +651,68 @@ def apply_writeback(current: Self, applied: Mapping[str, object]) -> Self:
         section, field = key.removeprefix("psyche.").split(".")
         psyche[section][field] = applied[key]
     return current.model_copy(update={"psyche": Psyche.model_validate(psyche)})
+
+
+# --------------------------------------------------------------------------- norms
+
+MAX_NORM_CHARS: Final = 200
+"""Characters of one norm's text (a prompt line such as ``Never use bullet points.``)."""
+
+NORM_INJECTION_SCORE: Final = 0.35
+"""A norm text whose injection score (``kernel.injection.detect``) reaches this is refused."""
+
+_NORM_URL = re.compile(
+    r"\b(?:https?|ftp|file)://|\bwww\.\S|\b[\w-]+\.(?:sh|exe|bat|ps1|py|js)\b|"
+    r"\b(?:curl|wget|pip install|npm install|chmod|sudo)\b",
+    re.IGNORECASE,
+)
+_NORM_SAFETY_SKIP = re.compile(
+    r"\b(?:skip|bypass|disable|ignore|turn off|switch off|override|circumvent|drop|remove|"
+    r"without|no|never (?:run|use|apply|do)|stop (?:running|using|applying|doing))\b.{0,40}?"
+    r"\b(?:safety|security|guard(?:rails?)?|checks?|filters?|moderation|veto(?:es)?|"
+    r"verification|confirmations?|screening|scans?|scanning|sandbox(?:ing)?|permissions?|"
+    r"restrictions?|warnings?|shadow)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class NormCheck:
+    """The outcome of :func:`validate_norm`: accepted, or refused with the reason."""
+
+    accepted: bool
+    reason: str = ""
+
+
+def validate_norm(text: object, *, source: str, tainted: bool = False) -> NormCheck:
+    """Validate a norm (a standing instruction about how I answer) before it is recorded.
+
+    A norm is a self-change: it is refused when it comes from an untrusted source (anything
+    :func:`kernel.injection.classify` does not call trusted, or a tainted turn), when its text is
+    not 1..:data:`MAX_NORM_CHARS` characters of plain text, when it reads as a prompt injection
+    (:func:`kernel.injection.detect` or :func:`poisoning_reason`), carries a URL or a command to
+    run, or tells me to skip a safety check.
+    """
+    from kernel.injection import classify, detect
+
+    if tainted or classify(source) != "trusted":
+        return NormCheck(False, f"untrusted source {source!r}: only the user sets norms")
+    if not isinstance(text, str):
+        return NormCheck(False, f"expected text, got {type(text).__name__}")
+    if any(unicodedata.category(ch) in {"Cc", "Cf"} for ch in text):
+        return NormCheck(False, "contains control or invisible characters")
+    stripped = text.strip()
+    if not 1 <= len(stripped) <= MAX_NORM_CHARS:
+        return NormCheck(False, f"length {len(stripped)} outside 1..{MAX_NORM_CHARS} characters")
+    signals = detect(stripped)
+    if signals.score >= NORM_INJECTION_SCORE:
+        flags = ", ".join(signals.flags) or f"score {signals.score:.2f}"
+        return NormCheck(False, f"reads as a prompt injection ({flags})")
+    poison = poisoning_reason(stripped)
+    if poison is not None:
+        return NormCheck(False, f"poisoning pattern ({poison})")
+    if _NORM_URL.search(stripped):
+        return NormCheck(False, "contains a URL or a command to run")
+    if _NORM_SAFETY_SKIP.search(normalize_action(stripped)):
+        return NormCheck(False, "tells me to skip a safety check")
+    return NormCheck(True)

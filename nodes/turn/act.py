@@ -260,9 +260,13 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     except ValueError as exc:
         degraded.append(f"compose_final: grammar {grammar!r} unusable ({exc}); narrative used")
         reply = render_reply(body, "narrative", thoughts=state.thoughts)
+    from kernel.norms import enforce, known_names  # the user's standing instructions (norms)
+
+    names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])
+    reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
     return {
         "draft": draft,
-        "reply": reply or body or "…",
+        "reply": reply,
         "degraded": degraded,
         "llm_calls": calls,
         "note": f"grammar={grammar}, {len(unsupported)} claims tagged as hypotheses",

@@ -25,7 +25,15 @@ from kernel.text import (
 )
 from nodes.services import Services
 from state.records import Author
-from state.turn import Effort, IntentHypothesis, RealityCheck, Surface, TurnInput, TurnState
+from state.turn import (
+    Effort,
+    IntentHypothesis,
+    NormRule,
+    RealityCheck,
+    Surface,
+    TurnInput,
+    TurnState,
+)
 
 RECALL_AUTHORS: tuple[Author, ...] = ("self", "goal", "external")
 MEMORY_SNIPPET_CHARS = 200
@@ -134,6 +142,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
             defer_index=True,
         )
         deps.record_statement(entry)  # classify → contradiction check → belief update (§14.2)
+    norms = _norms(state, deps, trusted=not state.tainted and not external)
     beliefs = deps.belief_context(state.user_text)  # after this turn's own statements count
     fresh = TurnState(user_text=state.user_text)
     # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
@@ -150,7 +159,36 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "me": me,
         "beliefs": beliefs,
         "context_memories": memories,
+        **norms,
         "note": f"recalled {len(memories)} memories and {len(beliefs)} beliefs about the user",
+    }
+
+
+def _norms(state: TurnState, deps: Services, *, trusted: bool) -> Update:
+    """Record the norms the user's message sets (trusted user input only); load the active ones.
+
+    A norm passes the writeback guard in ``state.norms.add_norm``; forwarded or otherwise
+    untrusted content never sets one (it is not even read for instructions).
+    """
+    from kernel.norms import acknowledgement, detect, prompt_lines
+    from state.norms import active_norms, add_norm
+
+    recorded = []
+    if trusted and state.source == "user" and not state.autonomous:
+        for proposal in detect(state.user_text):
+            outcome = add_norm(
+                deps.instance, proposal, now=deps.now(), origin=state.source, store=deps.store
+            )
+            if outcome.norm is not None:
+                recorded.append(outcome.norm)
+    rules = [
+        NormRule(id=n.id, kind=n.kind, params=n.params, text=n.text)
+        for n in active_norms(deps.instance)
+    ]
+    return {
+        "norms": prompt_lines(rules),
+        "norm_rules": rules,
+        "norm_ack": acknowledgement(recorded),
     }
 
 

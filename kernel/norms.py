@@ -1,0 +1,1086 @@
+"""Norms: standing instructions from the user about how I answer (pure: no I/O, no clock).
+
+A **norm** is what the user tells me about my answers that should hold from then on: "never use
+bullet points", "call me Sam", "answer in Portuguese", "at most two sentences", "don't mention my
+ex". :func:`detect` reads one user message and returns typed :class:`NormProposal` values; the
+state layer persists them (``state/norms.py``) after the writeback guard has checked them.
+
+Detection is a small grammar, not a list of sentences. A message is split into clauses; a clause
+is a *directive* when, after lead-ins ("ok", "please", "also", "from now on"), it opens with an
+imperative ("use", "answer", "keep", "call", "be"), a polarity word ("never", "don't", "stop",
+"avoid", "always", "no more") or a modal frame addressed to me ("I want you to", "you should",
+"make sure you", "can you", "let's", "I don't want"). Questions count only in the "can you …?"
+form. Then kind matchers look at what the directive is about: list formatting, a sentence limit,
+how to address the user, a language, a topic to avoid, or (``style``) anything else about my
+answers' form or tone. A directive scoped to some other artefact ("in my CV", "in the report"),
+a request with its own object ("write a poem in French") or a statement about someone else
+("my boss never uses bullet points") is not a norm.
+
+Enforcement (:func:`enforce`) applies the active norms to a final reply whatever the model wrote:
+list lines become prose, the reply is cut to the sentence limit, a greeting uses the preferred
+name, and sentences touching an avoided topic are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+NormKind = Literal["no_lists", "max_sentences", "address_as", "language", "avoid_topic", "style"]
+
+KINDS: tuple[NormKind, ...] = (
+    "no_lists",
+    "max_sentences",
+    "address_as",
+    "language",
+    "avoid_topic",
+    "style",
+)
+SINGLE_KINDS: frozenset[str] = frozenset({"max_sentences", "address_as", "language"})
+"""Kinds of which only one can hold at a time: a new one replaces the old ("call me Sam")."""
+
+BRIEF_SENTENCES = 3
+"""The sentence limit that "keep it short" / "be brief" stands for."""
+MAX_STYLE_CHARS = 160
+MAX_TOPIC_WORDS = 6
+
+
+@dataclass(frozen=True)
+class NormProposal:
+    """A norm detected in a user message: its kind, parameters, prompt line and the user's words."""
+
+    kind: NormKind
+    params: Mapping[str, object]
+    text: str
+    """The prompt line (``Never use bullet points or numbered lists.``)."""
+    phrase: str = ""
+    """The clause of the user's message it came from."""
+
+    def key(self) -> tuple[str, str]:
+        """Return what makes two norms the same (kind and parameters, order-free)."""
+        return self.kind, repr(sorted((k, str(v)) for k, v in self.params.items()))
+
+
+class NormLike(Protocol):
+    """Anything with a norm's kind and parameters (a proposal, a stored record, a turn rule)."""
+
+    @property
+    def kind(self) -> str:
+        """The norm's kind (see :data:`KINDS`)."""
+
+    @property
+    def params(self) -> Mapping[str, object]:
+        """The norm's parameters."""
+
+
+# =========================================================================== vocabulary
+
+NUMBER_WORDS = {
+    "a": 1,
+    "one": 1,
+    "single": 1,
+    "two": 2,
+    "a couple of": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_NUM = r"(\d{1,2}|a couple of|one|two|three|four|five|six|seven|eight|nine|ten|a single|single|a)"
+
+LANGUAGES: dict[str, tuple[str, str]] = {
+    "english": ("en", "English"),
+    "portuguese": ("pt", "Portuguese"),
+    "brazilian portuguese": ("pt", "Portuguese"),
+    "spanish": ("es", "Spanish"),
+    "castilian": ("es", "Spanish"),
+    "french": ("fr", "French"),
+    "german": ("de", "German"),
+    "italian": ("it", "Italian"),
+    "dutch": ("nl", "Dutch"),
+    "polish": ("pl", "Polish"),
+    "russian": ("ru", "Russian"),
+    "ukrainian": ("uk", "Ukrainian"),
+    "japanese": ("ja", "Japanese"),
+    "chinese": ("zh", "Chinese"),
+    "mandarin": ("zh", "Chinese"),
+    "korean": ("ko", "Korean"),
+    "arabic": ("ar", "Arabic"),
+    "hebrew": ("he", "Hebrew"),
+    "hindi": ("hi", "Hindi"),
+    "turkish": ("tr", "Turkish"),
+    "greek": ("el", "Greek"),
+    "swedish": ("sv", "Swedish"),
+    "norwegian": ("no", "Norwegian"),
+    "danish": ("da", "Danish"),
+    "finnish": ("fi", "Finnish"),
+    "czech": ("cs", "Czech"),
+    "romanian": ("ro", "Romanian"),
+    "hungarian": ("hu", "Hungarian"),
+    "vietnamese": ("vi", "Vietnamese"),
+    "indonesian": ("id", "Indonesian"),
+    "thai": ("th", "Thai"),
+    "catalan": ("ca", "Catalan"),
+    # in their own language
+    "português": ("pt", "Portuguese"),
+    "portugues": ("pt", "Portuguese"),
+    "inglês": ("en", "English"),
+    "ingles": ("en", "English"),
+    "inglés": ("en", "English"),
+    "español": ("es", "Spanish"),
+    "espanol": ("es", "Spanish"),
+    "espanhol": ("es", "Spanish"),
+    "castellano": ("es", "Spanish"),
+    "français": ("fr", "French"),
+    "francais": ("fr", "French"),
+    "francês": ("fr", "French"),
+    "francés": ("fr", "French"),
+    "anglais": ("en", "English"),
+    "deutsch": ("de", "German"),
+    "englisch": ("en", "English"),
+    "italiano": ("it", "Italian"),
+    "inglese": ("en", "English"),
+    "nederlands": ("nl", "Dutch"),
+    "polski": ("pl", "Polish"),
+    "русский": ("ru", "Russian"),
+    "по-русски": ("ru", "Russian"),
+    "日本語": ("ja", "Japanese"),
+    "中文": ("zh", "Chinese"),
+    "svenska": ("sv", "Swedish"),
+    "türkçe": ("tr", "Turkish"),
+}
+_LANG = "(" + "|".join(sorted((re.escape(k) for k in LANGUAGES), key=len, reverse=True)) + ")"
+
+# Lead-ins dropped before the directive is read (repeatable).
+_LEAD_IN = re.compile(
+    r"^(?:(?:ok(?:ay)?|alright|all right|also|and|so|but|hey|hi|well|oh|one more thing|"
+    r"by the way|btw|listen|look|lumen|please|pls|plz|kindly|just|actually|again|"
+    r"one thing|quick request|request|note|rule|new rule|moving forward|"
+    r"from now on|from here on(?: out)?|going forward|henceforth|in (?:the )?future|"
+    r"for the rest of (?:this|our|the) (?:conversation|chat)|starting (?:now|today)|"
+    r"from today(?: on)?|a partir de agora|de agora em diante|daqui (?:pra|para) frente|"
+    r"a partir de ahora|de ahora en adelante|désormais|à partir de maintenant|"
+    r"ab jetzt|von nun an|ab sofort|d'ora in poi|da ora in poi|por favor|bitte|"
+    r"s'il te plaît|s'il vous plaît|per favore)\b[\s,:;!.\-—–]*)+",
+    re.IGNORECASE,
+)
+_PERSISTENCE = re.compile(
+    r"\b(?:from now on|from here on(?: out)?|going forward|henceforth|in (?:the )?future|"
+    r"for the rest of (?:this|our|the) (?:conversation|chat)|starting (?:now|today)|"
+    r"always|never|ever again|anymore|any more|every time|whenever you|no more|"
+    r"in (?:all )?(?:of )?(?:your|future|the) (?:answers|replies|responses|messages)|"
+    r"when(?:ever)? you (?:answer|reply|respond|write|talk|speak)|with me|to me)\b",
+    re.IGNORECASE,
+)
+_TRAILERS = re.compile(
+    r"(?:[\s,;:—–-]+(?:please|thanks|thank you|from now on|from here on(?: out)?|going forward|"
+    r"anymore|any more|ever again|again|ok(?:ay)?|in (?:the )?future|henceforth|thx|"
+    r"if you can|if possible|for me|por favor|bitte|per favore))+[\s.!]*$",
+    re.IGNORECASE,
+)
+
+# Modal frames that address me, with flags: "n" negative, "s" strong (a standing instruction:
+# "you should", "make sure you"), "q" may be a question ("can you …?").
+_NOT = r"(?:not|never)\s+"
+_ANY = r"(?: any)?\s+"
+_IWANT = r"^i(?:'d| would)? (?:like|want|need|ask|love|appreciate it if)(?: it if)? you"
+_RATHER = r"^i(?:'d| would)? (?:rather|prefer)(?: it)?(?: if)? you"
+_YOU_MODAL = r"^you (?:should|must|need to|have to|shall|are to|ought to|will"
+_YOU_NOT = r"(?:shouldn't|should not|mustn't|must not|can't|cannot|may not|won't|will not|shan't)"
+_FRAMES: tuple[tuple[re.Pattern[str], bool, bool, bool], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), "n" in flags, "s" in flags, "q" in flags)
+    for pattern, flags in (
+        (r"^would you mind " + _NOT, "nq"),
+        (r"^would you mind\s+", "q"),
+        (r"^(?:can|could|would|will) you(?: please| kindly| maybe)?\s+" + _NOT, "nq"),
+        (r"^(?:can|could|would|will) you(?: please| kindly| maybe)?\s+", "q"),
+        (r"^i (?:do not|don't|dont|don’t) want you to\s+", "ns"),
+        (
+            r"^i (?:do not|don't|dont|don’t) (?:want|need|like)(?: to see| to hear| to)?" + _ANY,
+            "ns",
+        ),
+        (_RATHER + r" (?:didn't|did not|don't|do not|not|wouldn't|would not|never)\s+", "ns"),
+        (_RATHER + r"(?: would| to)?\s+", "s"),
+        (_IWANT + r"(?: to| would| could)?\s+" + _NOT, "ns"),
+        (_IWANT + r"(?: to| would| could)?\s+", "s"),
+        (_YOU_MODAL + r"|may)(?: always)?\s+" + _NOT, "ns"),
+        (r"^you " + _YOU_NOT + r"\s+", "ns"),
+        (_YOU_MODAL + r")\s+", "s"),
+        (r"^make sure(?: that)?(?: you)? (?:don't|do not|never|not to|to never|to not)\s+", "ns"),
+        (r"^make sure(?: that)?(?: you)?(?: to| always)?\s+", "s"),
+        (r"^(?:remember|be sure|try|please try) (?:not to|to not|to never|never to)\s+", "ns"),
+        (r"^(?:remember|be sure|try|please try) (?:to|and)\s+", "s"),
+        (r"^(?:let's|lets|let us) " + _NOT, "n"),
+        (r"^(?:let's|lets|let us)\s+", ""),
+        (r"^(?:you can|you may|feel free to)\s+", ""),
+    )
+)
+_NEGATION_HEAD = re.compile(
+    r"^(?:never(?: ever)?|don't(?: ever)?|do not(?: ever)?|dont(?: ever)?|don’t(?: ever)?|"
+    r"stop|quit|avoid|refrain from|no more|no|not|cut out|lay off(?: the)?|enough with(?: the)?)"
+    r"\b[\s,]*",
+    re.IGNORECASE,
+)
+_POSITIVE_HEAD = re.compile(r"^(?:always|only|just)\b\s*", re.IGNORECASE)
+IMPERATIVE_VERBS = frozenset(
+    "use answer reply respond write speak talk call address refer keep be limit stick switch "
+    "format give say tell mention bring make explain greet sign stay include add put start end "
+    "phrase word communicate chat converse".split()
+)
+_ANSWER_VERBS = frozenset(
+    "answer reply respond write speak talk explain phrase greet format communicate".split()
+) | {"chat", "converse"}
+
+LIST_NOUN = re.compile(
+    r"\b(?:bullet(?:ed|s)?(?:[- ]points?|[- ]lists?)?|numbered (?:lists?|points|items|steps)|"
+    r"lists?|listicles?|enumerations?|itemi[sz]ed|list format|list form)\b",
+    re.IGNORECASE,
+)
+_LIST_HEAD_OK = frozenset(
+    "use using give giving write writing put putting format formatting answer answering reply "
+    "replying respond responding send sending include including add adding make making break "
+    "breaking split splitting do doing with any bullet bullets bulleted numbered lists list more "
+    "the those these so markdown your my me structure structuring present presenting organize "
+    "organizing organise organising everything things".split()
+)
+_PROSE = re.compile(
+    r"^(?:write|answer|reply|respond|use|stick to|keep to|talk)\s+(?:me\s+)?(?:only\s+)?"
+    r"(?:in|with)?\s*(?:full|plain|flowing|continuous|normal)?\s*"
+    r"(?:prose|paragraphs|full sentences|sentences only)\b",
+    re.IGNORECASE,
+)
+_FOREIGN_SCOPE = re.compile(
+    r"\b(?:in|on|for|inside|within|to|into)\s+(?:my|his|her|their|the|this|that|our|a|an|its)\s+"
+    r"(?!(?:answers?|repl(?:y|ies)|responses?|messages?|chats?|conversations?|texts?|"
+    r"future|rest|talks?|explanations?)\b)[a-z]",
+    re.IGNORECASE,
+)
+_SENTENCE_LIMIT = re.compile(
+    r"\b(?:(at most|no more than|not more than|maximum(?: of)?|max(?:imum)?|up to|only|just|"
+    r"in|under|fewer than|less than|within|to|exactly|limit(?:ed)? to)\s+)?"
+    + _NUM
+    + r"(?:[- ]|\s+short\s+)sentences?\b(?:\s+(max(?:imum)?|at most|or (?:less|fewer)|tops))?",
+    re.IGNORECASE,
+)
+_BREVITY = re.compile(
+    r"^(?:(?:keep|make)\s+(?:it|things|them|everything|(?:your |the |all )?(?:answers?|replies|"
+    r"reply|responses?|messages?))\s+(?:very\s+|really\s+|super\s+)?(?:short|brief|concise|"
+    r"succinct|to the point|tight|crisp|snappy)|be\s+(?:very\s+|more\s+)?(?:brief|concise|"
+    r"succinct|terse|short)|(?:give|use|write|send)\s+(?:me\s+)?(?:short(?:er)?|brief(?:er)?|"
+    r"concise)\s+(?:answers|replies|responses)|(?:short(?:er)?|brief(?:er)?|concise)\s+"
+    r"(?:answers|replies|responses)(?:\s+only)?|(?:answer|reply|respond)\s+(?:briefly|"
+    r"concisely|shortly|in short))\b",
+    re.IGNORECASE,
+)
+_VERBOSE = re.compile(
+    r"^(?:be\s+(?:so\s+)?(?:verbose|wordy|long-winded)|ramble|rambling|write\s+(?:me\s+)?essays|"
+    r"(?:give|giving|write|writing)\s+(?:me\s+)?(?:such\s+)?(?:long|lengthy)\s+(?:answers|"
+    r"replies|responses))\b",
+    re.IGNORECASE,
+)
+_NAME_TOKEN = r"[A-ZÀ-ÝŁŚŻ][\w'’-]{0,30}"
+_ADDRESS = re.compile(
+    r"^(?i:call|address|refer to|name)\s+(?i:me)\s+(?i:as\s+|by\s+)?"
+    rf"((?:(?:Dr|Mr|Mrs|Ms|Prof)\.?\s+)?{_NAME_TOKEN}(?:\s+{_NAME_TOKEN})?|[a-zà-ÿ][\w'’-]{{1,30}})"
+    r"(?=\s*(?:[.!,;]|$|\s+(?:please|from now on|instead|then|okay|ok|going forward|thanks)\b))",
+)
+_ADDRESS_STATEMENT = re.compile(
+    r"^(?:i (?:go|prefer to go) by|i(?:'d| would)? prefer (?:to be called|being called)|"
+    r"(?:llámame|llamame|appelle[- ]moi|appelez[- ]moi|nenn(?:e)? mich|chama-me|me chama de|"
+    r"me chame de|pode me chamar de|chiamami))\s+"
+    rf"({_NAME_TOKEN}|[a-zà-ÿ][\w'’-]{{1,30}})(?=\s*(?:[.!,;]|$|\s+(?:please|por favor)\b))",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset(
+    "i it me back later tomorrow tonight today now soon sometime when if after before at on in a "
+    "an the anytime maybe again up out please whenever once first asap directly instead crazy "
+    "names that this what whatever anything something anytime sometime monday tuesday wednesday "
+    "thursday friday saturday sunday morning evening afternoon night weekend next whenever any "
+    "old stupid silly lazy names old-fashioned".split()
+)
+_LANGUAGE_DIRECTIVE = re.compile(
+    r"^(?:(?:answer|reply|respond|write|speak|talk|communicate|chat|text|converse)"
+    r"(?:\s+(?:to|with)\s+me)?(?:\s+(?:back|only|always|exclusively|from now on))*\s+"
+    r"(?:in|using)\s+(?:plain\s+)?|(?:use|switch to|stick to|speak|talk|write)\s+(?:in\s+)?|"
+    r"(?:only\s+)?(?:in\s+)?)" + _LANG + r"(?:\s+only)?\b(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_NATIVE_LANGUAGE = re.compile(
+    r"\b(?:responda|responde|respondes|fala|fale|escreva|escreve|me responda|responda-me|"
+    r"contesta|contéstame|respóndeme|respondeme|habla|háblame|hablame|escribe|"
+    r"réponds|répondez|réponds-moi|répondez-moi|parle|parlez|parle-moi|écris|écrivez|"
+    r"antworte|antworten sie|antworte mir|sprich|sprich mit mir|schreib|schreibe|"
+    r"rispondi|rispondimi|rispondete|parla|parlami|scrivi)\b"
+    r"(?:\s+(?:sempre|siempre|toujours|immer|mir|bitte|solo|só|apenas|uniquement))*\s+"
+    r"(?:em|en|auf|in|na|no)\s+" + _LANG + r"\b",
+    re.IGNORECASE,
+)
+_BARE_LANGUAGE = re.compile(
+    r"^(?:only\s+)?(?:in|em|en|auf)\s+" + _LANG + r"(?:\s+only)?\s*[.!]*$", re.IGNORECASE
+)
+_NATIVE_NO_LISTS = re.compile(
+    r"\b(?:não (?:use|uses|usa|faça|faças|quero)(?: mais)?(?: de)?|nunca (?:use|uses|usa)|"
+    r"sem|no (?:uses|use|utilices|pongas|hagas)|nunca (?:uses|utilices)|sin|"
+    r"n'utilise(?:z)? (?:pas|jamais|plus)(?: de)?|ne mets? (?:pas|jamais|plus)(?: de)?|pas de|"
+    r"keine|benutze keine|verwende keine|nie|non usare|niente|mai)\s+"
+    r"(?:mais\s+|más\s+|plus\s+|de\s+|des\s+|more\s+)?"
+    r"(?:listas?|marcadores|tópicos|topicos|viñetas|vinetas|listes?|puces|aufzählungen|"
+    r"aufzählungszeichen|stichpunkte|listen|elenchi(?: puntati)?|punti elenco)\b",
+    re.IGNORECASE,
+)
+_TOPIC_VERB = re.compile(
+    r"^(?:mention(?:ing)?|bring(?:ing)? up|talk(?:ing)? about|discuss(?:ing)?|"
+    r"ask(?:ing)? (?:me )?about|speak(?:ing)? about|rais(?:e|ing)|referenc(?:e|ing)|"
+    r"refer(?:ring)? to|jok(?:e|ing) about|comment(?:ing)? on|go(?:ing)? on about|"
+    r"remind(?:ing)? me (?:of|about)|say(?:ing)? anything about|tell(?:ing)? me about|"
+    r"(?:the )?(?:topic|subject) of|talk(?:ing)? to me about|hear(?:ing)? about|"
+    r"(?:talk|hear) about)\s+(.+)$",
+    re.IGNORECASE,
+)
+_BRING_UP = re.compile(r"^bring(?:ing)?\s+(.+?)\s+up\b", re.IGNORECASE)
+_TOPIC_END = re.compile(
+    r"\s+(?:again|anymore|any more|ever again|ever|please|with me|to me|in (?:your )?"
+    r"(?:answers|replies|responses)|when you .*|unless .*|because .*|since .*|"
+    r"(?:from now on|going forward))\b.*$",
+    re.IGNORECASE,
+)
+_VAGUE_TOPICS = frozenset(
+    {"so much", "too much", "any of that", "any of this", "about it", "that again"}
+    | set("it that this them anything everything something me him her those these".split())
+    | {"stuff", "things"}
+)
+STYLE_WORDS = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|respond|messages?|tone|words|sentences?|paragraphs?|"
+    r"jargon|emojis?|emoticons?|smileys?|markdown|headers?|headings?|bold|italics?|tables?|"
+    r"code blocks?|formatting|exclamation (?:marks?|points?)|all caps|caps|capital letters|"
+    r"acronyms|abbreviations|slang|profanity|swear(?:ing)?|curs(?:e|ing)|apologi[sz](?:e|ing)|"
+    r"apologies|sorry|disclaimers?|caveats?|hedg(?:e|ing)|filler|small talk|sign-?offs?|"
+    r"greetings?|pleasantries|summar(?:y|ies)|recaps?|metric|imperial|units|examples|analogies|"
+    r"follow-up questions|questions|formal(?:ly)?|informal(?:ly)?|casual(?:ly)?|polite(?:ly)?|"
+    r"blunt(?:ly)?|direct(?:ly)?|honest(?:ly)?|friendly|warm(?:ly)?|sarcas(?:m|tic)|"
+    r"humou?r|jokes?|puns?|rhym(?:e|es|ing)|pirate|simple terms|plain english|technical|"
+    r"lowercase|uppercase|first person|third person|latex|sources?|citations?|links?|"
+    r"verbose|wordy|explanations?|lecture|lecturing|moraliz(?:e|ing)|preach(?:y|ing)|"
+    r"flatter(?:y|ing)?|compliments?|praise|enthusias(?:m|tic)|emoji)\b",
+    re.IGNORECASE,
+)
+_BE_STYLE = re.compile(r"^be\s+(?:more\s+|less\s+|so\s+|very\s+|totally\s+)?\w+", re.IGNORECASE)
+_FINITE = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|will|would|can|could|do|does|did|need|needs)\b",
+    re.IGNORECASE,
+)
+_AUDIENCE = re.compile(
+    r"\b(?:to|with|in front of|around|near|for)\s+(?:the|my|his|her|their|a|an|anyone|anybody|"
+    r"people|others|him|them|[A-Z])",
+)
+_TAG_QUESTION = re.compile(
+    r"[\s,]+(?:ok|okay|alright|all right|right|yeah|yes|please|got it|understood)\s*\?$",
+    re.IGNORECASE,
+)
+_NOUN_DIRECTIVE = re.compile(
+    r"^(?:(?:\d{1,2}|one|two|three|a single|single)[- ]sentence|short(?:er)?|brief(?:er)?|"
+    r"concise)\s+(?:answers|replies|responses)\b|^(?:\d{1,2}|one|two|three|four|five)\s+"
+    r"sentences?\s+(?:max(?:imum)?|at most|tops|or (?:less|fewer))\b",
+    re.IGNORECASE,
+)
+_SPLIT_SENTENCES = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!Prof\.)(?<=[.!?;])\s+|\n+"
+)
+_SPLIT_CLAUSES = re.compile(
+    r"(?:,\s*(?:and\s+|but\s+|then\s+)?|\s+(?:and|but|and then|also)\s+)"
+    r"(?=(?:please\s+|also\s+|just\s+)?(?:never|don't|do not|dont|always|keep|call|answer|reply|"
+    r"respond|use|be|stop|avoid|speak|write|no more|limit|stick|address|make sure)\b)",
+    re.IGNORECASE,
+)
+
+
+# =========================================================================== parsing
+
+
+@dataclass
+class _Clause:
+    original: str
+    core: str
+    negative: bool = False
+    directive: bool = False
+    strong: bool = False
+    persistent: bool = False
+    question: bool = False
+    framed_question: bool = False
+    head: str = ""
+    verbless: bool = False
+    """The directive is a bare "no X" ("no bullet points"): X must be a short noun phrase."""
+
+
+def _strip(text: str) -> str:
+    return text.strip().strip("\"'“”‘’").strip()
+
+
+def _parse(raw: str) -> _Clause | None:
+    """Read one clause as a directive, or return None when it is not one."""
+    text = _TAG_QUESTION.sub("", _strip(raw))
+    question = text.endswith("?")
+    text = text.rstrip("?!. ").strip()
+    if not text:
+        return None
+    persistent = bool(_PERSISTENCE.search(text))
+    text = _LEAD_IN.sub("", text).strip()
+    trimmed = _TRAILERS.sub("", text).strip()
+    text = trimmed or text
+    clause = _Clause(original=text, core=text, persistent=persistent, question=question)
+    for pattern, negative, strong, asks in _FRAMES:
+        match = pattern.match(clause.core)
+        if match:
+            clause.core = clause.core[match.end() :]
+            clause.negative = negative
+            clause.strong = strong
+            clause.directive = True
+            clause.framed_question = asks
+            break
+    match = _NEGATION_HEAD.match(clause.core)
+    if match and clause.core[match.end() :].strip():
+        after = clause.core[match.end() :]
+        if not (
+            match.group(0).strip().lower() == "no"
+            and re.match(
+                r"^[,!.]|problem|worries|"
+                r"thanks|way|idea",
+                after,
+            )
+        ):
+            clause.negative = not clause.negative if clause.directive else True
+            clause.directive = True
+            clause.verbless = match.group(0).strip().lower() in {"no", "no more"}
+            clause.persistent = True
+            clause.core = after
+    else:
+        positive = _POSITIVE_HEAD.match(clause.core)
+        if positive and clause.core[positive.end() :].strip():
+            clause.core = clause.core[positive.end() :]
+            clause.directive = True
+            clause.persistent = clause.persistent or positive.group(0).strip().lower() != "just"
+    clause.core = clause.core.strip(" ,;:")
+    words = clause.core.split()
+    if clause.verbless and (len(words) > 4 or _FINITE.search(clause.core)):
+        return None  # "no lists were harmed" is a statement
+    clause.head = words[0].lower() if words else ""
+    if not clause.directive and (
+        clause.head in IMPERATIVE_VERBS or _NOUN_DIRECTIVE.match(clause.core)
+    ):
+        clause.directive = True
+    if not clause.directive:
+        return None
+    if question and not clause.framed_question:
+        return None  # "should I use bullet points?" asks; only "can you …?" requests
+    return clause
+
+
+def _clauses(message: str) -> list[str]:
+    out: list[str] = []
+    for sentence in _SPLIT_SENTENCES.split(message):
+        out.extend(part for part in _SPLIT_CLAUSES.split(sentence) if part and part.strip())
+    return out
+
+
+# =========================================================================== kind matchers
+
+
+def _as_user(text: str) -> str:
+    """Rewrite the user's first person as "the user" (a prompt line speaks about them)."""
+    text = re.sub(r"\bmy\b", "the user's", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(?:me|myself)\b", "the user", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bI\b", "the user", text)
+    return text
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split()).strip(" ,;:")
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+def _number(token: str) -> int | None:
+    token = token.lower().strip()
+    if token.isdigit():
+        return int(token)
+    return NUMBER_WORDS.get(token.removeprefix("a ").strip() if token == "a single" else token)
+
+
+def _no_lists(c: _Clause) -> NormProposal | None:
+    core = c.core.lower()
+    if _FOREIGN_SCOPE.search(core):
+        return None
+    hit = False
+    if c.negative and LIST_NOUN.search(core) and c.head in _LIST_HEAD_OK:
+        hit = True
+    elif not c.negative and _PROSE.match(core):
+        hit = True
+    if not hit:
+        return None
+    return NormProposal("no_lists", {}, "Never use bullet points or numbered lists.", c.original)
+
+
+def _max_sentences(c: _Clause) -> NormProposal | None:
+    core = c.core.lower()
+    if c.negative:
+        if _VERBOSE.match(core):
+            return _brief(c)
+        return None
+    limit = _SENTENCE_LIMIT.search(core)
+    if limit:
+        if _FOREIGN_SCOPE.search(core) or not _about_answers(core[: limit.start()], c.head):
+            return None
+        after = set(re.findall(r"[\w']+", core[limit.end() :]))
+        if not after <= _ANSWER_OBJECTS | _LIMIT_TAIL:
+            return None  # "two sentences about cats" is a request, not a norm
+        standing = c.persistent or c.strong or c.head in _LIMIT_VERBS
+        standing = (
+            standing
+            or bool(limit.group(3))
+            or (limit.group(1) or "").lower()
+            in {
+                "at most",
+                "no more than",
+                "not more than",
+                "maximum",
+                "maximum of",
+                "max",
+                "up to",
+                "under",
+                "fewer than",
+                "less than",
+                "limit to",
+                "limited to",
+            }
+        )
+        if not (standing or re.search(r"\b(?:answers|replies|responses)\b", core)):
+            return None
+        n = _number(limit.group(2))
+        if n is None or not 1 <= n <= 20:
+            return None
+        if (limit.group(1) or "").lower() in {"under", "fewer than", "less than"}:
+            n = max(1, n - 1)
+        return NormProposal(
+            "max_sentences",
+            {"n": n},
+            f"Answer in at most {n} sentence{'s' if n != 1 else ''}.",
+            c.original,
+        )
+    if _BREVITY.match(core) and not _FOREIGN_SCOPE.search(core):
+        return _brief(c)
+    return None
+
+
+def _brief(c: _Clause) -> NormProposal:
+    return NormProposal(
+        "max_sentences",
+        {"n": BRIEF_SENTENCES},
+        f"Keep answers short: at most {BRIEF_SENTENCES} sentences.",
+        c.original,
+    )
+
+
+_ANSWER_OBJECTS = frozenset(
+    "me to your the my answers answer replies reply responses response messages message it "
+    "things everything them yourself all of always please each every short brief only just "
+    "and keep back with in".split()
+)
+
+
+_LIMIT_TAIL = frozenset(
+    "per max maximum tops when whenever you answer reply respond write talk or less fewer at most "
+    "each time a".split()
+)
+_LIMIT_VERBS = frozenset("answer reply respond keep limit stick restrict cap".split())
+
+
+def _about_answers(between: str, head: str) -> bool:
+    """Say whether the words between the verb and a feature speak about my answers only."""
+    words = re.findall(r"[\w']+", between.lower())
+    if words and words[0] == head:
+        words = words[1:]
+    return all(w in _ANSWER_OBJECTS for w in words)
+
+
+def _address(c: _Clause) -> NormProposal | None:
+    if c.negative:
+        return None
+    match = _ADDRESS.match(c.core) or _ADDRESS_STATEMENT.match(c.core)
+    if not match:
+        return None
+    name = match.group(1).strip()
+    if name.lower() in _NOT_NAMES or name.split()[0].lower() in _NOT_NAMES:
+        return None
+    name = " ".join(w[:1].upper() + w[1:] for w in name.split())
+    return NormProposal("address_as", {"name": name}, f"Address the user as {name}.", c.original)
+
+
+def _language(c: _Clause) -> NormProposal | None:
+    if c.negative:
+        return None
+    core = c.core
+    match = _LANGUAGE_DIRECTIVE.match(core)
+    found = match.group(1) if match else None
+    if match and match.group("rest").strip(" ,.!"):
+        rest = match.group("rest").strip(" ,.!").lower()
+        if not re.fullmatch(
+            r"(?:only|please|from now on|with me|to me|always|thanks|"
+            r"going forward|instead|if you can|por favor)(?:[ ,]+\w+)*",
+            rest,
+        ):
+            found = None
+    if (
+        found
+        and c.framed_question
+        and c.head in {"speak", "talk", "write"}
+        and not re.search(r"\b(?:to|with) me\b", core, re.IGNORECASE)
+    ):
+        found = None  # "can you speak French?" asks about an ability
+    if found is None:
+        native = _NATIVE_LANGUAGE.search(c.original) or _BARE_LANGUAGE.match(c.original)
+        found = native.group(1) if native else None
+    if found is None:
+        return None
+    code, name = LANGUAGES[found.lower()]
+    return NormProposal("language", {"code": code, "name": name}, f"Answer in {name}.", c.original)
+
+
+def _avoid_topic(c: _Clause) -> NormProposal | None:
+    if not c.negative:
+        return None
+    core = c.core.strip()
+    match = _TOPIC_VERB.match(core) or _BRING_UP.match(core)
+    if not match:
+        avoid = re.match(r"^(?:the )?(?:topic|subject) of\s+(.+)$", core, re.IGNORECASE)
+        if not avoid:
+            return None
+        match = avoid
+    topic = _TOPIC_END.sub("", match.group(1)).strip(" ,.;:!?\"'")
+    if not topic or topic.lower() in _VAGUE_TOPICS or _AUDIENCE.search(topic):
+        return None  # "don't mention my name to the landlord" is about someone else
+    if len(topic.split()) > MAX_TOPIC_WORDS:
+        return None
+    words = topic_words(topic)
+    if not words:
+        return None
+    shown = _as_user(topic)
+    return NormProposal(
+        "avoid_topic",
+        {"topic": shown, "words": words},
+        f"Never mention {shown}.",
+        c.original,
+    )
+
+
+_TOPIC_STOP = frozenset(
+    "a an the my your his her their our its of about and or to in on at for with me i you "
+    "any anything so much too more user user's".split()
+)
+
+
+def topic_words(topic: str) -> list[str]:
+    """Return the words that identify a topic ("my ex" → ["ex"])."""
+    found = [w.removesuffix("'s") for w in re.findall(r"[^\W_][\w'-]*", topic.lower())]
+    return [w for w in found if w not in _TOPIC_STOP][:MAX_TOPIC_WORDS]
+
+
+def _style(c: _Clause) -> NormProposal | None:
+    core = c.core
+    standing = c.negative or c.persistent or c.strong
+    if not standing or (c.negative and (_TOPIC_VERB.match(core) or _BRING_UP.match(core))):
+        return None
+    about = bool(STYLE_WORDS.search(core))
+    if not about and c.head in _ANSWER_VERBS and (c.negative or c.persistent):
+        about = True
+    if (
+        not about
+        and _BE_STYLE.match(core)
+        and re.search(
+            r"\b(?:with|to) me\b|\bin your (?:answers|replies|responses)\b", core, re.IGNORECASE
+        )
+    ):
+        about = True
+    if not about or _FOREIGN_SCOPE.search(core):
+        return None
+    lead = "Never " if c.negative else ("Always " if c.persistent and not c.strong else "")
+    body = core
+    if c.verbless:
+        body = "use " + body
+    elif c.negative:
+        body = re.sub(r"^([a-z]{2,})ing\b", lambda m: _unging(m.group(1)), body, count=1)
+    if lead == "Always " and re.match(r"^always\b", body, re.IGNORECASE):
+        lead = ""
+    if lead:
+        body = body[:1].lower() + body[1:]
+    text = _sentence(lead + _as_user(body))
+    if len(text) > MAX_STYLE_CHARS:
+        return None
+    return NormProposal("style", {"instruction": text}, text, c.original)
+
+
+_E_STEMS = frozenset(
+    "us giv writ mak tak com includ apologiz apologis rhym quot summariz summaris lectur moraliz "
+    "moralis phras improvis argu continu rambl scribbl handl leav shar compar structur serv "
+    "promis sound typ hop describ".split()
+)
+
+
+def _unging(stem: str) -> str:
+    """Return the base form of a gerund's stem ("us" → "use", "putt" → "put", "end" → "end")."""
+    lower = stem.lower()
+    if len(lower) > 2 and lower[-1] == lower[-2] and lower[-1] not in "lsz":
+        return stem[:-1]
+    return stem + "e" if lower in _E_STEMS else stem
+
+
+_MATCHERS = (_address, _language, _no_lists, _max_sentences, _avoid_topic, _style)
+
+
+def detect(message: str) -> list[NormProposal]:
+    """Return the norms a user message sets (an empty list for ordinary messages)."""
+    found: dict[tuple[str, str], NormProposal] = {}
+    for part in _clauses(message):
+        native = _NATIVE_NO_LISTS.search(part)
+        if native and not part.strip().endswith("?"):
+            proposal = NormProposal(
+                "no_lists", {}, "Never use bullet points or numbered lists.", part.strip()
+            )
+            found.setdefault(proposal.key(), proposal)
+            continue
+        clause = _parse(part)
+        if clause is None:
+            address = _ADDRESS_STATEMENT.match(_LEAD_IN.sub("", _strip(part)).rstrip(".!"))
+            if address and not part.strip().endswith("?"):
+                clause = _Clause(original=_strip(part), core=_LEAD_IN.sub("", _strip(part)))
+            else:
+                bare = _TRAILERS.sub("", _LEAD_IN.sub("", _strip(part)).rstrip("!. "))
+                native_language = _NATIVE_LANGUAGE.search(part) or _BARE_LANGUAGE.match(bare)
+                if native_language is None or part.strip().endswith("?"):
+                    continue
+                clause = _Clause(original=bare, core=bare, directive=True)
+        for matcher in _MATCHERS:
+            matched = matcher(clause)
+            if matched is not None:
+                found.setdefault(matched.key(), matched)
+                break
+    return list(found.values())
+
+
+# =========================================================================== prompt and ack
+
+
+def prompt_lines(norms: Iterable[NormLike]) -> list[str]:
+    """Render active norms as short prompt lines, one per norm."""
+    lines: list[str] = []
+    for norm in norms:
+        line = render_line(norm.kind, norm.params)
+        if line and line not in lines:
+            lines.append(line)
+    return lines
+
+
+def render_line(kind: str, params: Mapping[str, object]) -> str:
+    """Return the prompt line of one norm."""
+    if kind == "no_lists":
+        return "Never use bullet points or numbered lists."
+    if kind == "max_sentences":
+        n = _int(params.get("n"), BRIEF_SENTENCES)
+        return f"Answer in at most {n} sentence{'s' if n != 1 else ''}."
+    if kind == "address_as":
+        return f"Address the user as {params.get('name', '')}."
+    if kind == "language":
+        return f"Answer in {params.get('name', params.get('code', ''))}."
+    if kind == "avoid_topic":
+        return f"Never mention {params.get('topic', '')}."
+    if kind == "style":
+        return str(params.get("instruction", ""))
+    return ""
+
+
+def _int(value: object, default: int) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return default
+
+
+_NATIVE_ACK = {
+    "pt": "Entendido — vou responder em português a partir de agora.",
+    "es": "Entendido — a partir de ahora responderé en español.",
+    "fr": "Compris — je répondrai en français désormais.",
+    "de": "Verstanden — ich antworte ab jetzt auf Deutsch.",
+    "it": "Capito — d'ora in poi risponderò in italiano.",
+}
+
+
+def acknowledgement(norms: Sequence[NormLike]) -> str:
+    """Return one short sentence acknowledging norms recorded this turn ("" when none)."""
+    parts: list[str] = []
+    native = ""
+    for norm in norms:
+        params = norm.params
+        if norm.kind == "no_lists":
+            parts.append("I won't use bullet points or numbered lists")
+        elif norm.kind == "max_sentences":
+            n = _int(params.get("n"), BRIEF_SENTENCES)
+            parts.append(f"I'll keep my answers to at most {n} sentence{'s' if n != 1 else ''}")
+        elif norm.kind == "address_as":
+            parts.append(f"I'll call you {params.get('name', '')}")
+        elif norm.kind == "language":
+            parts.append(f"I'll answer in {params.get('name', '')}")
+            native = _NATIVE_ACK.get(str(params.get("code", "")), "")
+        elif norm.kind == "avoid_topic":
+            topic = str(params.get("topic", "")).replace("the user's", "your")
+            parts.append(f"I won't bring up {topic}")
+        elif norm.kind == "style":
+            instruction = str(params.get("instruction", "")).rstrip(".")
+            instruction = instruction.replace("the user's", "your").replace("the user", "you")
+            parts.append(f"I'll follow this: {instruction[:1].lower()}{instruction[1:]}")
+    if not parts:
+        return ""
+    if len(parts) == 1 and native:
+        return native
+    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"Understood — {joined} from now on."
+
+
+# =========================================================================== enforcement
+
+_LIST_LINE = re.compile(
+    r"^(?P<indent>\s*)(?:(?P<bullet>[-*+•●▪◦‣–—])|(?P<num>\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]))"
+    r"\s+(?P<item>\S.*)$"
+)
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_ORDINALS = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth")
+SHORT_ITEM_WORDS = 6
+
+
+def _is_list_line(line: str) -> re.Match[str] | None:
+    match = _LIST_LINE.match(line)
+    if not match:
+        return None
+    if match.group("num") and re.match(r"\(?[a-zA-Z][.)]", match.group("num")):
+        # "a) …" only counts as a list marker when it is a single letter used as a label
+        if not re.match(r"\(?[a-hA-H][.)]$", match.group("num")):
+            return None
+    return match
+
+
+def _clean_item(text: str) -> str:
+    text = re.sub(r"\*\*(.+?)\*\*|__(.+?)__", lambda m: m.group(1) or m.group(2), text)
+    text = re.sub(r"^\[[ xX]\]\s+", "", text)  # task-list checkboxes
+    return " ".join(text.split()).strip()
+
+
+def _end(text: str) -> str:
+    text = text.rstrip()
+    if text.endswith((":", ";", ",")):
+        text = text[:-1].rstrip()
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _join_items(intro: str | None, items: list[str], numbered: bool) -> str:
+    """Turn list items into prose, keeping every item's words."""
+    short = all(
+        len(item.split()) <= SHORT_ITEM_WORDS and not re.search(r"[.!?]\s", item + " ")
+        for item in items
+    )
+    if short and not numbered:
+        bare = [item.rstrip(".;,") for item in items]
+        series = bare[0] if len(bare) == 1 else ", ".join(bare[:-1]) + " and " + bare[-1]
+        if intro is not None:
+            lead = intro.rstrip()
+            lead = lead[:-1].rstrip() if lead.endswith(":") else lead
+            return _end(f"{lead}: {series[:1].lower() + series[1:]}")
+        return _end(_cap(series))
+    sentences = []
+    for index, item in enumerate(items):
+        sentence = _end(_cap(item.rstrip(";,")))
+        if numbered:
+            if len(items) > 1 and index == len(items) - 1 and index >= len(_ORDINALS) - 1:
+                word = "Finally"
+            else:
+                word = _ORDINALS[index] if index < len(_ORDINALS) else "Then"
+            sentence = f"{word}, {sentence[:1].lower() + sentence[1:]}"
+        sentences.append(sentence)
+    body = " ".join(sentences)
+    if intro is not None:
+        lead = intro.rstrip()
+        return f"{lead if lead.endswith(':') else _end(lead)} {body}"
+    return body
+
+
+def prose_from_lists(text: str) -> str:
+    """Rewrite bullet and numbered list lines as prose sentences (code blocks are left alone)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_fence = False
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            out.append(line)
+            index += 1
+            continue
+        if in_fence or not _is_list_line(line):
+            out.append(line)
+            index += 1
+            continue
+        items: list[str] = []
+        numbered = False
+        while index < len(lines):
+            match = _is_list_line(lines[index])
+            if match is None:
+                if lines[index].strip() and items and lines[index].startswith((" ", "\t")):
+                    items[-1] += " " + lines[index].strip()  # a wrapped item
+                    index += 1
+                    continue
+                break
+            numbered = numbered or bool(match.group("num"))
+            items.append(_clean_item(match.group("item")))
+            index += 1
+        intro = None
+        if out and out[-1].strip() and not _FENCE.match(out[-1]):
+            intro = out.pop().strip()
+        out.append(_join_items(intro, [i for i in items if i], numbered))
+    result = "\n".join(out)
+    return re.sub(r"\n{3,}", "\n\n", result).strip("\n")
+
+
+def has_list_lines(text: str) -> bool:
+    """Say whether any line outside a code block is a bullet or numbered list item."""
+    in_fence = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and _is_list_line(line):
+            return True
+    return False
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)|\n+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences (line breaks end one too)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def limit_sentences(text: str, n: int) -> str:
+    """Keep the first ``n`` sentences of ``text`` (joined by spaces when cut)."""
+    parts = split_sentences(text)
+    if n < 1 or len(parts) <= n:
+        return text
+    return " ".join(parts[:n])
+
+
+_GREETING = re.compile(
+    r"\b(?P<greet>Hi|Hello|Hey|Dear|Good (?:morning|afternoon|evening)|Welcome(?: back)?|"
+    r"Thanks|Thank you|Hiya|Howdy|Bye|Goodbye|See you)(?P<sep>,?\s+)(?P<name>[A-ZÀ-Ý][\w'’-]+)\b"
+)
+_NOT_GREETED = frozenset({"There", "Again", "Everyone", "All", "Folks", "So", "For", "I", "You"})
+
+
+def fix_address(text: str, name: str, known_names: Iterable[str] = ()) -> str:
+    """Address the user as ``name``: greeting names and other known names of theirs become it."""
+    if not name:
+        return text
+    first = name.split()[0]
+
+    def greet(match: re.Match[str]) -> str:
+        found = match.group("name")
+        if found in {name, first} or found in _NOT_GREETED:
+            return match.group(0)
+        return f"{match.group('greet')}{match.group('sep')}{name}"
+
+    text = _GREETING.sub(greet, text)
+    for other in {n.strip() for n in known_names if n and n.strip()}:
+        if other.lower() in {name.lower(), first.lower()}:
+            continue
+        text = re.sub(rf"(?<![\w-]){re.escape(other)}(?![\w-])", name, text)
+    return text
+
+
+def drop_topic(text: str, words: Sequence[str]) -> str:
+    """Drop the sentences that mention every word of a topic (plurals included)."""
+    words = [w for w in words if w]
+    if not words:
+        return text
+    patterns = [re.compile(rf"\b{re.escape(w)}(?:s|es|'s)?\b", re.IGNORECASE) for w in words]
+    kept_lines = []
+    for line in text.split("\n"):
+        parts = re.split(r"(?<=[.!?…])\s+", line)
+        kept = [p for p in parts if not all(p_.search(p) for p_ in patterns)]
+        if parts and not kept and line.strip():
+            continue
+        kept_lines.append(" ".join(kept))
+    result = "\n".join(kept_lines).strip()
+    return result or "Let's talk about something else."
+
+
+_NAMED = re.compile(
+    r"\b(?:my name is|user'?s name is|name\s*=|call me|i am called|i'm called)\s+"
+    r"([A-ZÀ-Ý][\w'’-]{1,30})"
+)
+
+
+def known_names(texts: Iterable[str]) -> list[str]:
+    """Return the user's names stated in ``texts`` ("my name is Samantha", belief lines)."""
+    found: list[str] = []
+    for text in texts:
+        for match in _NAMED.finditer(text):
+            if match.group(1) not in found and match.group(1).lower() not in _NOT_NAMES:
+                found.append(match.group(1))
+    return found
+
+
+def enforce(
+    reply: str,
+    norms: Sequence[NormLike],
+    *,
+    known: Iterable[str] = (),
+    ack: str = "",
+) -> str:
+    """Apply the norms to a final reply whatever the model said; put ``ack`` first.
+
+    ``avoid_topic`` drops sentences, ``no_lists`` rewrites list lines as prose, ``address_as``
+    fixes the name used, ``max_sentences`` cuts the reply (the acknowledgement counts against
+    the limit, but at least one sentence of the reply is kept).
+    """
+    text = reply
+    limit: int | None = None
+    for norm in norms:
+        if norm.kind == "avoid_topic":
+            raw = norm.params.get("words", [])
+            words = [str(w) for w in raw] if isinstance(raw, list | tuple) else []
+            text = drop_topic(text, words)
+    if any(norm.kind == "no_lists" for norm in norms):
+        text = prose_from_lists(text)
+    for norm in norms:
+        if norm.kind == "address_as":
+            text = fix_address(text, str(norm.params.get("name", "")), known)
+        elif norm.kind == "max_sentences":
+            n = _int(norm.params.get("n"), BRIEF_SENTENCES)
+            limit = n if limit is None else min(limit, n)
+    if limit is not None:
+        room = limit - (len(split_sentences(ack)) if ack else 0)
+        text = limit_sentences(text, max(1, room))
+    if ack and ack not in text:
+        text = f"{ack}\n\n{text}" if text.strip() else ack
+    return text
