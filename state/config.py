@@ -284,4 +284,3 @@ def set_llm_value(path: Path, key: str, value: str) -> None:
         document["llm"] = llm
     llm[key] = value
     atomic_write_text(path, tomlkit.dumps(document))
-
