@@ -84,3 +84,28 @@ def has_any(text: str, phrases: tuple[str, ...]) -> list[str]:
     """Return the phrases that occur in ``text`` (case-insensitive, word-bounded)."""
     lowered = text.lower()
     return [p for p in phrases if re.search(rf"(?<!\w){re.escape(p)}(?!\w)", lowered)]
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^\w]+", " ", text.casefold()).strip()
+
+
+def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
+    """Remove the user's own message when the reply repeats it (a small model's habit).
+
+    Drops every sentence or line of ``reply`` that is ``said`` again, word for word (case,
+    punctuation and quotes ignored). Short messages (``min_chars``) are left alone: "Thanks!"
+    answered with "Thanks!" is not an echo worth removing. Returns ``reply`` unchanged when
+    removing the echo would leave nothing.
+    """
+    target = _squash(said)
+    if len(target) < min_chars:
+        return reply
+    kept_lines = []
+    for line in reply.splitlines():
+        parts = re.split(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’»])\s+", line)
+        kept = [p for p in parts if _squash(p) != target and not _squash(p).startswith(target)]
+        if kept or not line.strip():
+            kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)
+    cleaned = "\n".join(kept_lines).strip()
+    return cleaned or reply

@@ -14,7 +14,7 @@ from kernel import skai
 from kernel.affordance import breakdown, candidates
 from kernel.grammar import render_reply
 from kernel.presentation import Presentation, carries, render, without_echo
-from kernel.text import overlap, sentences
+from kernel.text import overlap, sentences, strip_echo
 from nodes.services import Services
 from nodes.turn.deliberate import draft_values
 from state.grammars import resolve_grammar
@@ -249,6 +249,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         draft = "\n\n".join([draft, *lines]) if lines else draft
     sources = [*state.context_memories, *state.beliefs, *(x.user for x in state.history)]
     sources += [state.user_text, *(str(c.output) for c in state.tool_calls if c.status == "ok")]
+    draft = strip_echo(draft, state.user_text)
     unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
