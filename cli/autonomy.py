@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Annotated
 
 import typer
@@ -38,21 +40,30 @@ def run_command(
     progress = None if as_json else (lambda line: typer.echo(line, err=True))
     try:
         report = run(
-            deps, cycles=cycles, interval=interval, reflection=not no_reflection, progress=progress
+            deps,
+            cycles=cycles,
+            interval=interval,
+            reflection=not no_reflection,
+            progress=progress,
+            emit=_json_line if as_json else None,
         )
     except KeyboardInterrupt:
         typer.echo("stopped; the last completed cycle is saved", err=True)
         return
     finally:
         after_reply(deps)
-    if as_json:
-        emit_json({"cycles": report.cycles, "reflections": report.reflections})
-    else:
+    if not as_json:
         last = report.cycles[-1] if report.cycles else {}
         typer.echo(
             f"{len(report.cycles)} cycles, {len(report.reflections)} reflections; "
             f"C(t)={last.get('composite', 0):.4f} identity {last.get('identity_hash', '')}"
         )
+
+
+def _json_line(row: dict[str, object]) -> None:
+    """Print one cycle (or reflection) as one JSON line, flushed as it completes."""
+    sys.stdout.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def reflect(as_json: JsonFlag = False) -> None:

@@ -10,11 +10,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graph.checkpoints import open_checkpointer
-from graph.cycle_builder import build_cycle_graph, build_reflect_graph
+from graph.cycle_builder import build_cycle_graph, build_reflect_graph, cycle_branches
 from graph.deps import Deps
 from graph.maintenance import maintain, maintenance_due
 from kernel import mscp
 from state.cycle import CycleInput, CycleKind, CycleState, ReflectInput, ReflectState
+from state.files import load_values
 from state.self_state import utc_now
 
 
@@ -37,10 +38,20 @@ def autonomy_graphs(deps: Deps) -> Iterator[tuple[Any, Any]]:
         )
 
 
-def run_cycle(compiled: Any, kind: CycleKind, *, explicit_reflection: bool = False) -> CycleState:
+def run_cycle(
+    compiled: Any,
+    kind: CycleKind,
+    *,
+    explicit_reflection: bool = False,
+    expected_value_hash: str = "",
+) -> CycleState:
     """Run one cycle on the ``cycle`` thread."""
     result = compiled.invoke(
-        CycleInput(kind=kind, explicit_reflection=explicit_reflection),
+        CycleInput(
+            kind=kind,
+            explicit_reflection=explicit_reflection,
+            expected_value_hash=expected_value_hash,
+        ),
         {"configurable": {"thread_id": "cycle"}, "recursion_limit": 100},
         durability="exit",
     )
@@ -57,6 +68,57 @@ def run_reflection(compiled: Any, triggers: list[str]) -> ReflectState:
     return ReflectState.model_validate(result)
 
 
+def values_hash(deps: Deps) -> str:
+    """The value-lock hash of values.json as it is now."""
+    values = load_values(deps.instance.values_file)
+    return mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+
+
+def cycle_row(state: CycleState) -> dict[str, Any]:
+    """One cycle as the JSON line ``lumen run --json`` prints (branches read from the trace)."""
+    assert state.me is not None
+    chosen = state.candidates[state.chosen] if 0 <= state.chosen < len(state.candidates) else None
+    return {
+        "cycle": state.me.autonomy.cycle,
+        "kind": state.kind,
+        "goal": chosen.goal if chosen else "",
+        "skill": chosen.skill if chosen else "",
+        "status": state.status,
+        "outcome": state.outcome.get("status", ""),
+        "epsilon": state.prediction_error,
+        "composite": state.me.stability.composite,
+        "msi": state.me.stability.msi,
+        "budget": state.budget,
+        "affect": {k: round(v, 4) for k, v in state.me.affect.model_dump().items()},
+        "valence": round(mscp.valence(state.me.affect.model_dump()), 4),
+        "branches": (["escalation"] if state.escalations else [])
+        + cycle_branches([r.step for r in state.trace]),
+        "escalations": state.escalations,
+        "triggers": state.reflection_triggers,
+        "degraded": state.degraded,
+        "safe_mode_left": state.me.autonomy.safe_mode_left,
+        "mutation_scaling": state.me.stability.mutation_scaling,
+        "identity_hash": state.me.identity.identity_hash,
+        "llm_calls": state.llm_calls,
+    }
+
+
+def wait_for_cooldown(
+    deps: Deps, sleep: Callable[[float], None], progress: Callable[[str], None] | None
+) -> float:
+    """Wait out a persisted cooldown (``[autonomy] cooldown_seconds``); return the wait."""
+    until = deps.instance.load_self().autonomy.cooldown_until
+    if not until:
+        return 0.0
+    left = (datetime.fromisoformat(until) - deps.now()).total_seconds()
+    if left <= 0:
+        return 0.0
+    if progress:
+        progress(f"  cooling down for {left:.1f} s")
+    sleep(left)
+    return left
+
+
 def run(
     deps: Deps,
     *,
@@ -64,50 +126,56 @@ def run(
     interval: float = 0.0,
     reflection: bool = True,
     progress: Callable[[str], None] | None = None,
+    emit: Callable[[dict[str, Any]], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> RunReport:
     """Alternate action and explore cycles (action first); reflect when a trigger fires.
 
     ``cycles=None`` runs until interrupted (Ctrl+C ends after the current step's checkpoint).
+    ``emit`` receives each cycle's row (and each reflection's) as soon as it completes; ``sleep``
+    waits out cooldowns and intervals (tests bind one that advances their clock). The run keeps
+    the value hash it last saw intact, so a values.json another process changed between cycles
+    fails the next cycle's value lock.
     """
     report = RunReport()
     retry_at: datetime | None = None
+    expected = values_hash(deps)
     with autonomy_graphs(deps) as (cycle_graph, reflect_graph):
         index = 0
         while cycles is None or index < cycles:
+            waited = wait_for_cooldown(deps, sleep, progress)
             run_due_tasks(deps, progress)
             kind: CycleKind = "action" if index % 2 == 0 else "explore"
-            state = run_cycle(cycle_graph, kind)
-            assert state.me is not None
-            valence = mscp.valence(state.me.affect.model_dump())
-            row = {
-                "cycle": state.me.autonomy.cycle,
-                "kind": kind,
-                "status": state.status,
-                "composite": state.me.stability.composite,
-                "epsilon": state.prediction_error,
-                "valence": round(valence, 4),
-                "identity_hash": state.me.identity.identity_hash,
-                "triggers": state.reflection_triggers,
-                "llm_calls": state.llm_calls,
-                "degraded": state.degraded,
-            }
+            state = run_cycle(cycle_graph, kind, expected_value_hash=expected)
+            if state.value_lock == "valid" or state.restored:
+                expected = values_hash(deps)
+            row = cycle_row(state)
+            if waited:
+                row["cooled_down_s"] = round(waited, 3)
             report.cycles.append(row)
+            if emit:
+                emit(row)
             if progress:
                 progress(
                     f"cycle {row['cycle']:>4} {kind:7s} {state.status:15s} "
                     f"C(t)={row['composite']:.4f} ε={row['epsilon']:.4f} "
-                    f"valence={valence:+.3f}"
+                    f"valence={row['valence']:+.3f}"
+                    + (f" [{', '.join(row['branches'])}]" if row["branches"] else "")
                 )
             if reflection and kind == "action" and state.reflection_triggers:
+                untouched = values_hash(deps) == expected
                 reflected = run_reflection(reflect_graph, state.reflection_triggers)
-                report.reflections.append(
-                    {
-                        "cycle": row["cycle"],
-                        "triggers": reflected.triggers,
-                        "applied": reflected.applied,
-                        "conflicts": reflected.conflicts,
-                    }
-                )
+                if untouched:  # reflection is the sanctioned values writer
+                    expected = values_hash(deps)
+                done = {
+                    "cycle": row["cycle"],
+                    "triggers": reflected.triggers,
+                    "applied": reflected.applied,
+                    "conflicts": reflected.conflicts,
+                }
+                report.reflections.append(done)
+                if emit:
+                    emit({"reflection": done})
                 if progress:
                     progress(
                         f"  reflection ({', '.join(reflected.triggers)}): "
@@ -116,7 +184,7 @@ def run(
             retry_at = maintain_when_due(deps, report, progress, retry_at=retry_at)
             index += 1
             if interval and (cycles is None or index < cycles):
-                time.sleep(interval)
+                sleep(interval)
     return report
 
 

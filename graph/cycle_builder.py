@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -52,9 +53,59 @@ REFLECT_STEPS: tuple[Step, ...] = (
     ("apply", reflect.apply),
 )
 
+BRANCHES: dict[tuple[str, str], str] = {
+    ("escalation_guard", "cooldown"): "cooldown",
+    ("convergence_check", "stabilize"): "stabilize",
+    ("value_lock_check", "rollback"): "rollback",
+    ("rollback_check", "restored"): "rollback_restored",
+    ("rollback_check", "failed"): "safe_mode",
+    ("goal_mutation", "depth2"): "meta_depth_2",
+    ("cycle_end", "recurse"): "recurse",
+}
+"""Branch names of the cycle's non-default conditional edges: (source step, route) -> name."""
+
+ROUTES: dict[str, dict[str, str | None]] = {
+    "escalation_guard": {"safe": "convergence_check", "cooldown": None},
+    "convergence_check": {"converging": "self_update", "stabilize": "stabilize"},
+    "value_lock_check": {"valid": None, "rollback": "rollback"},
+    "rollback_check": {"restored": None, "failed": "safe_mode"},
+    "goal_mutation": {"depth2": "meta_depth_2", "skip": None},
+    "cycle_end": {"recurse": SENSE[0][0], "end": None},
+}
+"""Each conditional edge of the cycle: source step -> route -> the next step (None: leaves the
+subgraph or the graph). The builders below wire exactly these; :func:`cycle_branches` reads the
+routes back from a cycle's trace."""
+
+
+def cycle_branches(steps: list[str]) -> list[str]:
+    """Return the branch names of every conditional edge a cycle took, in order.
+
+    ``steps`` are the step names of the cycle's trace. After each routing step the next traced
+    step tells the route: the route whose target it is, else the route that leaves (None).
+    """
+    taken: list[str] = []
+    for i, step in enumerate(steps):
+        if step not in ROUTES:
+            continue
+        following = steps[i + 1] if i + 1 < len(steps) else None
+        routes = ROUTES[step]
+        route = next((r for r, t in routes.items() if t is not None and t == following), None)
+        if route is None:
+            route = next((r for r, t in routes.items() if t is None), "")
+        name = BRANCHES.get((step, route))
+        if name:
+            taken.append(name)
+    return taken
+
+
 Cycle = StateGraph[CycleState, None, CycleInput, CycleState]
 CyclePart = StateGraph[CycleState, None, CycleState, CycleState]
 Reflect = StateGraph[ReflectState, None, ReflectInput, ReflectState]
+
+
+def _edges(source: str) -> dict[Hashable, str]:
+    """The route map of a conditional edge inside a part, from :data:`ROUTES`."""
+    return {route: END if target is None else target for route, target in ROUTES[source].items()}
 
 
 def _steps(steps: tuple[Step, ...], overrides: dict[str, NodeFn] | None) -> tuple[Step, ...]:
@@ -71,14 +122,14 @@ def _regulate(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> CyclePart:
         layout,
         "escalation_guard",
         routes.route_guard,
-        {"safe": "convergence_check", "cooldown": END},
+        _edges("escalation_guard"),
     )
     branch(
         graph,
         layout,
         "convergence_check",
         routes.route_convergence,
-        {"converging": "self_update", "stabilize": "stabilize"},
+        _edges("convergence_check"),
     )
     graph.add_edge("stabilize", "self_update")
     graph.add_edge("self_update", "value_lock_check")
@@ -87,7 +138,7 @@ def _regulate(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> CyclePart:
         layout,
         "value_lock_check",
         routes.route_value_lock,
-        {"valid": END, "rollback": "rollback"},
+        _edges("value_lock_check"),
     )
     graph.add_edge("rollback", "rollback_check")
     branch(
@@ -95,7 +146,7 @@ def _regulate(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> CyclePart:
         layout,
         "rollback_check",
         routes.route_rollback,
-        {"restored": END, "failed": "safe_mode"},
+        _edges("rollback_check"),
     )
     graph.add_edge("safe_mode", END)
     return graph
@@ -106,9 +157,7 @@ def _update(deps: Deps, layout: Layout, steps: tuple[Step, ...]) -> CyclePart:
     graph: CyclePart = StateGraph(CycleState)
     add_steps(graph, deps, layout, steps, "cycle")
     graph.add_edge(START, "goal_mutation")
-    branch(
-        graph, layout, "goal_mutation", routes.route_depth2, {"depth2": "meta_depth_2", "skip": END}
-    )
+    branch(graph, layout, "goal_mutation", routes.route_depth2, _edges("goal_mutation"))
     graph.add_edge("meta_depth_2", END)
     return graph
 

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
-from state.skills import Registry, registry
 
 from graph import action, history, ingress, maintenance, signals, thinking
 from nodes.services import ActionResult, Judgment, ReviewContext, Thought
@@ -24,6 +23,7 @@ from state.config import Config, load_config
 from state.instance import Instance
 from state.memory import MemoryStore
 from state.records import MemoryEntry
+from state.skills import Registry, registry
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -187,9 +187,11 @@ class Deps:
         """Split memories for a reflection review."""
         return maintenance.review_context(self.store.path, memories, now)
 
-    def stable_checkpoint(self, threshold: float) -> tuple[str, SelfSnapshot] | None:
+    def stable_checkpoint(
+        self, threshold: float, accept: Callable[[SelfSnapshot], bool] | None = None
+    ) -> tuple[str, SelfSnapshot] | None:
         """Return (checkpoint id, self) of the newest checkpoint with C(t) below ``threshold``."""
-        info = history.last_stable_checkpoint(self.instance, threshold)
+        info = history.last_stable_checkpoint(self.instance, threshold, accept)
         if info is None or info.snapshot is None:
             return None
         return info.checkpoint_id, info.snapshot

@@ -6,7 +6,7 @@ instance (rollback). Forks and replays, which build graphs, live in ``graph.time
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,12 +206,21 @@ def find(instance: Instance, ref: str) -> CheckpointInfo:
     return (parents or matches)[0]
 
 
-def last_stable_checkpoint(instance: Instance, threshold: float) -> CheckpointInfo | None:
-    """Return the newest checkpoint whose self had C(t) below ``threshold`` (None if none)."""
+def last_stable_checkpoint(
+    instance: Instance,
+    threshold: float,
+    accept: Callable[[SelfSnapshot], bool] | None = None,
+) -> CheckpointInfo | None:
+    """Return the newest checkpoint whose self had C(t) below ``threshold`` (None if none).
+
+    ``accept`` narrows the choice further (rollback passes "its values are the intact ones", so
+    a checkpoint taken after a failed restore is never mistaken for a stable self).
+    """
     if not instance.checkpoint_db.exists():
         return None
     for info in list_checkpoints(instance, limit=None):
-        if info.snapshot is not None and info.snapshot.composite < threshold:
+        snap = info.snapshot
+        if snap is not None and snap.composite < threshold and (accept is None or accept(snap)):
             return info
     return None
 

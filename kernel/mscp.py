@@ -1297,3 +1297,193 @@ def reflection_triggers(
         "explicit": explicit,
     }
     return [name for name in REFLECTION_TRIGGERS if fired[name]]
+
+
+# --- measured outcomes (Δ), forecasts (Δ̂), work cost, recovery ----------------------------------
+#
+# Heuristic throughout: the spec defines ε = ||Δ̂ − Δ||₂ (Def. 2) but not how Δ is measured. Both
+# vectors live on the five identity dimensions, each component in [-1, 1] ("how strongly this
+# outcome argues for raising or lowering my estimate of that dimension"); the self-update then
+# clamps each component to its cap (0.05, capability 0.08), so a large Δ moves the identity by
+# the cap and a large surprise shows up in ε.
+
+OUTCOME_SUCCESS = "success"
+OUTCOME_OWN_FAILURE = "own_failure"
+OUTCOME_REFUSAL = "refusal"  # policy, rate limit, budget: the world said no, not my failure
+OUTCOME_VETO = "veto"  # my own shadow vetoed the action
+OUTCOME_NONE = "none"
+EXPECTED_ACTION_SECONDS = 10.0  # heuristic: the issue's goal of <= 10 s per action cycle
+SUCCESS_CAPABILITY_FLOOR = 0.5  # heuristic: an empty success still argues for capability
+OWN_FAILURE_CAPABILITY = -1.0  # heuristic: an own failure argues fully against it
+OWN_FAILURE_GOAL = -0.5
+REFUSAL_GOAL = -0.2
+VETO_PERSONA = -0.5
+SUCCESS_STABILITY = 0.3
+OWN_FAILURE_STABILITY = -0.5
+REFUSAL_STABILITY = -0.1
+OVERRUN_STABILITY = 0.5  # a cycle at 2x its expected time loses this much emotional stability
+OUTCOME_SCALE = 0.4
+"""Heuristic: the success and own-failure outcomes lie ~0.8 apart, so a maximally uncertain
+forecast (0.5) misses by ~0.4 (< the 0.5 escalation threshold: not a meta-escalation), a
+confident wrong one (>= 0.8) by > 0.6 (escalates) and a confident right one converges (< 0.1)."""
+CALIBRATION_WINDOW = 10  # heuristic: the recent errors a forecast's confidence is shrunk by
+
+
+def outcome_kind(status: str) -> str:
+    """Classify an action status: success, own failure, refusal (policy/rate limit) or veto."""
+    return {
+        "ok": OUTCOME_SUCCESS,
+        "failed": OUTCOME_OWN_FAILURE,
+        "refused": OUTCOME_REFUSAL,
+        "vetoed": OUTCOME_VETO,
+    }.get(status, OUTCOME_NONE)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one action measurably did (the inputs of Δ_actual)."""
+
+    kind: str
+    content: float = 0.0  # [0, 1]: how much the result carried (non-empty fields)
+    learned: float = 0.0  # [0, 1]: memories / beliefs the cycle added, saturating
+    progress: float = 0.0  # [0, 1]: progress on the goal's criteria this cycle
+    aligned: float = 0.0  # [0, 1]: the share of active values the action serves
+    seconds: float = 0.0
+    expected_seconds: float = EXPECTED_ACTION_SECONDS
+
+
+def measured_outcome(obs: Observation) -> dict[str, float]:
+    """Return Δ_actual on the identity dimensions from what happened (heuristic, see above).
+
+    Success raises capability by 0.5..1 with the content and what was learned, goal persistence
+    by the progress made, value alignment by half the aligned share; an own failure lowers
+    capability fully and goal persistence by half; a refusal (policy, rate limit) is not the
+    agent's own failure: capability is untouched and the goal loses a little; a shadow veto
+    lowers persona consistency. Time beyond the expected seconds lowers emotional stability.
+    """
+    for name in ("content", "learned", "progress", "aligned"):
+        _check_unit(name, getattr(obs, name))
+    _check_non_negative("seconds", obs.seconds)
+    if obs.expected_seconds <= 0:
+        raise ValueError("expected_seconds must be > 0")
+    overrun = clamp(obs.seconds / obs.expected_seconds - 1.0)
+    out = dict.fromkeys(IDENTITY_DIMS, 0.0)
+    if obs.kind == OUTCOME_NONE:
+        return out
+    if obs.kind == OUTCOME_SUCCESS:
+        gain = SUCCESS_CAPABILITY_FLOOR + (1 - SUCCESS_CAPABILITY_FLOOR) * (
+            0.5 * obs.content + 0.5 * obs.learned
+        )
+        out["capability_confidence"] = gain
+        out["goal_persistence"] = obs.progress
+        out["value_alignment"] = 0.5 * obs.aligned
+        out["persona_consistency"] = 0.1 * obs.aligned
+        out["emotional_stability"] = SUCCESS_STABILITY
+    elif obs.kind == OUTCOME_OWN_FAILURE:
+        out["capability_confidence"] = OWN_FAILURE_CAPABILITY
+        out["goal_persistence"] = OWN_FAILURE_GOAL
+        out["value_alignment"] = -0.25 * obs.aligned
+        out["emotional_stability"] = OWN_FAILURE_STABILITY
+    else:
+        out["goal_persistence"] = REFUSAL_GOAL
+        out["emotional_stability"] = REFUSAL_STABILITY
+        if obs.kind == OUTCOME_VETO:
+            out["persona_consistency"] = VETO_PERSONA
+            out["value_alignment"] = -0.25
+    out["emotional_stability"] -= OVERRUN_STABILITY * overrun
+    return {k: clamp(OUTCOME_SCALE * v, -1.0, 1.0) for k, v in out.items()}
+
+
+def calibrated_success(success: float, recent_errors: Sequence[float]) -> float:
+    """Shrink a success forecast toward 0.5 by the mean recent ε (own past calibration)."""
+    _check_unit("success", success)
+    recent = _recent(recent_errors, CALIBRATION_WINDOW)
+    miss = clamp(statistics.fmean(recent)) if recent else 0.0
+    return 0.5 + (success - 0.5) * (1.0 - miss)
+
+
+def forecast_outcome(
+    success: float, *, expected_progress: float, aligned: float, expected_content: float = 0.5
+) -> dict[str, float]:
+    """Return Δ̂: the expected :func:`measured_outcome` given a success probability.
+
+    Refusals are not forecast (they are the world's decision): Δ̂ mixes the success and the
+    own-failure outcomes by ``success``.
+    """
+    for name, value in (
+        ("success", success),
+        ("expected_progress", expected_progress),
+        ("aligned", aligned),
+        ("expected_content", expected_content),
+    ):
+        _check_unit(name, value)
+    good = measured_outcome(
+        Observation(
+            OUTCOME_SUCCESS,
+            content=expected_content,
+            learned=expected_content,
+            progress=expected_progress,
+            aligned=aligned,
+        )
+    )
+    bad = measured_outcome(Observation(OUTCOME_OWN_FAILURE, aligned=aligned))
+    return {k: success * good[k] + (1 - success) * bad[k] for k in IDENTITY_DIMS}
+
+
+WORK_STEP_COST = 0.05  # heuristic: one predict-act-compare pass, whatever it did
+WORK_CALL_COST = 0.1  # heuristic: one model call (the per-cycle call limit of 6 spends 0.6)
+WORK_SKILL_COST = 0.05  # heuristic: one skill run
+WORK_SECOND_COST = 0.02  # heuristic: one second of wall time (a 10 s pass spends 0.2)
+
+
+def work_cost(*, llm_calls: int, seconds: float, skill_runs: int) -> float:
+    """Return the budget one pass spent on real work (§9 budget drains within a cycle)."""
+    if llm_calls < 0 or skill_runs < 0:
+        raise ValueError("counts must be >= 0")
+    _check_non_negative("seconds", seconds)
+    _check_finite("seconds", seconds)
+    return (
+        WORK_STEP_COST
+        + WORK_CALL_COST * llm_calls
+        + WORK_SKILL_COST * skill_runs
+        + WORK_SECOND_COST * seconds
+    )
+
+
+def degradation(budget: float) -> list[str]:
+    """Name the §9 tiers a budget has switched off (empty at full capacity)."""
+    caps = budget_capabilities(budget)
+    if caps.safety_only:
+        return ["safety layers only"]
+    off = [
+        ("meta depth 2 off", caps.meta_depth2),
+        ("tensor recomputation off", caps.tensor_recompute),
+        ("belief rewrite off", caps.belief_rewrite),
+    ]
+    return [name for name, on in off if not on]
+
+
+SCALING_MIN = 0.125  # heuristic: three halvings at most
+SCALING_RECOVERY_CYCLES = 3  # heuristic: calm cycles before the mutation scaling doubles back
+SAFE_MODE_STABLE_CYCLES = 3  # heuristic: stable cycles a safety-only mode lasts after a failure
+
+
+def mutation_scaling_next(scaling: float, *, unsettled: bool, calm_cycles: int) -> float:
+    """Halve the mutation scaling while unsettled; double it back after enough calm cycles."""
+    _check_unit("scaling", scaling)
+    if calm_cycles < 0:
+        raise ValueError("calm_cycles must be >= 0")
+    if unsettled:
+        return max(SCALING_MIN, scaling * STABILIZATION_FACTOR)
+    if calm_cycles >= SCALING_RECOVERY_CYCLES and calm_cycles % SCALING_RECOVERY_CYCLES == 0:
+        return min(1.0, scaling / STABILIZATION_FACTOR)
+    return scaling
+
+
+def safe_mode_left(left: int, *, stable: bool) -> int:
+    """Count down the stable cycles a safety-only mode still needs (an unstable one restarts)."""
+    if left < 0:
+        raise ValueError("left must be >= 0")
+    if left == 0:
+        return 0
+    return left - 1 if stable else SAFE_MODE_STABLE_CYCLES

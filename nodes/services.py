@@ -17,13 +17,13 @@ from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-    from state.skills import Registry
 
     from state.config import Config
     from state.instance import Instance
     from state.memory import MemoryStore
     from state.records import MemoryEntry
     from state.self_state import Psyche
+    from state.skills import Registry
     from state.snapshot import SelfSnapshot
     from state.tiers import SlotOutcome
     from state.turn import TurnInput
@@ -151,8 +151,10 @@ class Services(Protocol):
     def review_context(self, memories: Sequence[MemoryEntry], now: datetime) -> ReviewContext:
         """Split memories for a reflection review (raw recent, summarised older)."""
 
-    def stable_checkpoint(self, threshold: float) -> tuple[str, SelfSnapshot] | None:
-        """Return (checkpoint id, self) of the newest checkpoint with C(t) below ``threshold``."""
+    def stable_checkpoint(
+        self, threshold: float, accept: Callable[[SelfSnapshot], bool] | None = None
+    ) -> tuple[str, SelfSnapshot] | None:
+        """Return (id, self) of the newest checkpoint with C(t) < ``threshold`` ``accept`` takes."""
 
     def restore_self(self, snapshot: SelfSnapshot) -> None:
         """Write a snapshot's values, goals, soul and self back to the instance."""

@@ -146,6 +146,14 @@ class PolicyConfig(BaseModel):
     autonomous_skill_authoring: bool = False
 
 
+class AutonomyConfig(BaseModel):
+    """``lumen run``: how long a forced cooldown lasts (MSCP §8.1 activate_cooldown(30))."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cooldown_seconds: float = Field(default=30.0, ge=0.0)
+
+
 class Config(BaseModel):
     """The whole instance configuration."""
 
@@ -157,6 +165,7 @@ class Config(BaseModel):
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     guard: GuardConfig = Field(default_factory=GuardConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    autonomy: AutonomyConfig = Field(default_factory=AutonomyConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
 
@@ -230,6 +239,10 @@ max_actions_per_hour = 120
 max_cost_per_day = 1.0
 autonomous_shell = false         # autonomy never runs shell unless this is true
 autonomous_skill_authoring = false
+
+# lumen run: after 3 meta-escalations in a row the run cools down this long (MSCP: 30 s).
+[autonomy]
+cooldown_seconds = 30
 
 # Where LangGraph checkpoints live. "sqlite" = .lumen/checkpoints.sqlite; "postgres" = the server at
 # postgres_url, e.g. "postgresql://lumen:secret@127.0.0.1:5432/lumen".

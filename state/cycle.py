@@ -55,6 +55,8 @@ class CycleInput(BaseModel):
 
     kind: CycleKind = "action"
     explicit_reflection: bool = False
+    expected_value_hash: str = ""
+    """The value hash the run last saw intact; a different file means another writer."""
 
 
 class CycleState(CycleInput):
@@ -88,6 +90,14 @@ class CycleState(CycleInput):
     rollback_reason: str = ""
     rolled_back_to: str = ""
     restored: bool = False
+    restore_target: dict[str, float] = Field(default_factory=dict)
+    """The values (name -> weight) of the snapshot a rollback restored: rollback_check's test."""
+    started_at: str = ""
+    """When the current predict-act-compare pass began (its wall time is spent budget)."""
+    spent_calls: int = 0
+    """Model calls already charged to the budget."""
+    escalations: int = 0
+    """Meta-escalations counted in this cycle (all iterations)."""
     depth2: bool = False
     goal_completed: bool = False
     status: CycleStatus = "running"

@@ -432,6 +432,12 @@ class Autonomy(Strict):
     rollbacks: int = Field(default=0, ge=0)
     stabilizations: int = Field(default=0, ge=0)
     cooldowns: int = Field(default=0, ge=0)
+    cooldown_until: str = ""
+    """ISO time before which ``lumen run`` waits (a forced cooldown, ``[autonomy]`` seconds)."""
+    safe_mode_left: int = Field(default=0, ge=0)
+    """Stable cycles a safety-only mode still needs (0 = off); budget_reset honours it."""
+    calm_cycles: int = Field(default=0, ge=0)
+    """Cycles in a row without stabilization or oscillation (mutation scaling recovers)."""
 
 
 class Self(Strict):

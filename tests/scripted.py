@@ -54,11 +54,10 @@ def cycle_model(
 ) -> ScriptedChatModel:
     """A scripted model for the autonomy loops: a forecast for PREDICT, one proposal for ASK.
 
-    PREDICT gets one ``recall`` outcome with ``success``; reflection's ASK gets a proposal to
-    raise the value ``reflect_on``; every other prompt gets ``ok``.
+    PREDICT gets an outcome with ``success`` for every action its prompt lists (``- name``);
+    reflection's ASK gets a proposal to raise the value ``reflect_on``; every other prompt gets
+    ``ok``.
     """
-    outcome = {"name": "recall", "outcome": "finds notes", "success": success}
-    forecast = json.dumps({"outcomes": [outcome]})
     proposal = json.dumps(
         {"target": "value", "name": reflect_on, "direction": "up", "reason": reason}
     )
@@ -66,7 +65,12 @@ def cycle_model(
     def respond(messages: Sequence[BaseMessage]) -> str:
         system = str(messages[0].content)
         if system.startswith("You predict"):
-            return forecast
+            prompt = str(messages[-1].content)
+            names = [
+                line[2:].split(" ")[0] for line in prompt.splitlines() if line.startswith("- ")
+            ] or ["recall"]
+            outcomes = [{"name": n, "outcome": "works", "success": success} for n in names[:6]]
+            return json.dumps({"outcomes": outcomes})
         if system.startswith("You reflect"):
             return proposal
         return "ok"

@@ -16,6 +16,7 @@ may apply. The self (identity vector, affect, stability, autonomy windows) is pe
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -31,12 +32,12 @@ from state.self_state import IDENTITY_DIMENSIONS
 from state.skills import affordances
 
 Update = dict[str, object]
-CYCLE_COST = 0.15
-"""Budget spent by one predict-act-compare pass (MSCP §9: the budget drains within a cycle)."""
 MAX_ITERATIONS = 3
 """Recursion bound of one cycle (MSCP §8.1 recurses until converged; we cap it)."""
 ESCALATION_ERROR = 0.5
 """A prediction error above this (or MSI < 0.5) counts as a meta-escalation."""
+EPISODIC_WEIGHT = 0.2
+"""Heuristic: how much an action's forecast success (experience + model) moves its score."""
 GOAL_DONE_AFTER = 3
 """Successful cycles on a todo/working goal before the action loop marks it done."""
 
@@ -66,9 +67,17 @@ def budget_reset(state: CycleState, *, deps: Services) -> Update:
     me = deps.instance.load_self()
     values = load_values(deps.instance.values_file)
     goals = [YearGoal(year=y, goal=g) for y, g in load_goals(deps.instance.goals_dir)]
-    value_hash = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+    current = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+    # The lock holds the hash the run last saw intact: a file changed since then (another
+    # process) fails value_lock_check this cycle instead of silently becoming the new baseline.
+    value_hash = state.expected_value_hash or current
     me.autonomy.cycle += 1
-    fresh = CycleState(kind=state.kind, explicit_reflection=state.explicit_reflection)
+    safe = me.autonomy.safe_mode_left > 0  # persisted: a budget reset never lifts safe mode
+    fresh = CycleState(
+        kind=state.kind,
+        explicit_reflection=state.explicit_reflection,
+        expected_value_hash=state.expected_value_hash,
+    )
     # Every per-cycle field starts fresh: the thread's checkpoint holds the previous cycle.
     reset = {name: getattr(fresh, name) for name in CycleState.model_fields}
     return {
@@ -79,7 +88,8 @@ def budget_reset(state: CycleState, *, deps: Services) -> Update:
         "value_hash": value_hash,
         "identity_snapshot": me.identity.model_dump(),
         "goals": goals,
-        "budget": 1.0,
+        "budget": 0.0 if safe else 1.0,
+        "started_at": deps.now().isoformat(),
         "iteration": 0,
         "status": "running",
         "candidates": [],
@@ -87,8 +97,11 @@ def budget_reset(state: CycleState, *, deps: Services) -> Update:
         "trace": [],
         "llm_calls": 0,
         "timings_ms": {},
-        "degraded": [],
-        "note": f"cycle {me.autonomy.cycle} ({state.kind}); value hash {value_hash}",
+        "degraded": [f"safe mode: {me.autonomy.safe_mode_left} stable cycles to go"]
+        if safe
+        else [],
+        "note": f"cycle {me.autonomy.cycle} ({state.kind}); value hash {value_hash}"
+        + (f" (file {current})" if current != value_hash else ""),
     }
 
 
@@ -283,10 +296,15 @@ def predict(state: CycleState, *, deps: Services) -> Update:
             Forecast(name=c.skill, outcome="as before", success=prior[c.name]) for c in found
         ][:6]
     )
+    errors = state.me.autonomy.prediction_errors
     judged = deps.think_json(
         "predict",
         mode="autonomous",
-        values={"goal": found[0].goal, "actions": "\n".join(f"- {c.skill}" for c in found)},
+        values={
+            **_predict_context(state, deps, found),
+            "goal": found[0].goal,
+            "actions": "\n".join(f"- {c.skill} (past success {prior[c.name]:.0%})" for c in found),
+        },
         schema=Forecasts,
         fallback=fallback,
     )
@@ -297,6 +315,7 @@ def predict(state: CycleState, *, deps: Services) -> Update:
         # The model's success guess is blended with experience; it cannot dominate (MSCP §7.1 rule
         # for affect, applied here too: judgment is a secondary signal).
         success = 0.5 * prior[c.name] + 0.5 * forecast.success if forecast else prior[c.name]
+        success = mscp.calibrated_success(success, errors)  # own past calibration
         enriched.append(
             c.model_copy(
                 update={
@@ -318,6 +337,33 @@ def predict(state: CycleState, *, deps: Services) -> Update:
             f"predict: {judged.reason}; prior success rates used",
         ]
     return update
+
+
+def _predict_context(
+    state: CycleState, deps: Services, found: list[ActionCandidate]
+) -> dict[str, object]:
+    """What PREDICT sees besides the actions: soul, values, goals, memories, calibration."""
+    assert state.me is not None
+    try:
+        soul = " ".join(deps.instance.soul_file.read_text(encoding="utf-8").split())[:300]
+    except OSError:
+        soul = ""
+    values = ", ".join(f"{v.name} {v.weight:.2f}" for v in state.values if v.status == "active")
+    goals = "; ".join(f"{g.goal.name} ({g.goal.status})" for g in _active_goals(state)[:3])
+    words = {found[0].goal.lower(), *(c.skill for c in found)}
+    memories = [
+        e.description
+        for e in deps.store.recent(30, authors=("goal", "self"))
+        if any(w in e.description.lower() for w in words)
+    ][:4]
+    errors = state.me.autonomy.prediction_errors[-mscp.CALIBRATION_WINDOW :]
+    return {
+        "soul": soul or "(no soul written)",
+        "values": values or "(none)",
+        "goals": goals or "(none)",
+        "memories": " | ".join(m[:120] for m in memories) or "(nothing yet)",
+        "calibration": f"{sum(errors) / len(errors):.2f}" if errors else "unknown",
+    }
 
 
 def _success_rate(pair: list[int] | None) -> float:
@@ -346,7 +392,7 @@ def act(state: CycleState, *, deps: Services) -> Update:
             base=b,
             recency=-0.05 if c.skill in used else 0.0,
             novelty=0.05 if c.skill not in used else 0.0,
-            episodic=0.05 * c.success_estimate,
+            episodic=EPISODIC_WEIGHT * (c.success_estimate - 0.5),
             pressure=0.0,
             archetype_weight=weights.get(c.archetype, 0.5),
         )
@@ -392,6 +438,7 @@ def act(state: CycleState, *, deps: Services) -> Update:
     writer = DataWriter(deps.instance, state.kind)
     if not writer.may_invoke_skills():  # pragma: no cover - action/explore always may
         return {"status": "skipped", "skipped": "this loop may not invoke skills"}
+    began = deps.now()
     result = deps.perform(
         tool=choice.skill,
         tool_input=choice.input,
@@ -400,8 +447,12 @@ def act(state: CycleState, *, deps: Services) -> Update:
         max_calls=1,
         situation="cycle",
     )
+    seconds = max(0.0, (deps.now() - began).total_seconds())
     me = _me(state)
-    if choice.archetype:  # tool effectiveness per archetype feeds Psyche.evolve()
+    kind = mscp.outcome_kind(result.status)
+    # Tool effectiveness per archetype feeds Psyche.evolve(); a refusal (policy, rate limit) or
+    # a veto is not the skill's failure, so it does not count as a use.
+    if choice.archetype and kind in {mscp.OUTCOME_SUCCESS, mscp.OUTCOME_OWN_FAILURE}:
         succ, uses = me.autonomy.archetype_stats.get(choice.archetype, [0, 0])
         me.autonomy.archetype_stats[choice.archetype] = [
             succ + int(result.status == "ok"),
@@ -409,10 +460,14 @@ def act(state: CycleState, *, deps: Services) -> Update:
         ]
     if result.status == "vetoed":
         me.psyche.self_integration.shadow_encounters += 1
+    filled = [k for k, v in result.output.items() if v not in (None, "", [], {})]
     outcome = {
         "status": result.status,
+        "kind": kind,
         "detail": result.detail,
         "keys": sorted(result.output)[:8],
+        "content": min(1.0, len(filled) / 2),
+        "seconds": round(seconds, 3),
         "untrusted": result.untrusted,
     }
     writer.remember(
@@ -440,53 +495,92 @@ def act(state: CycleState, *, deps: Services) -> Update:
     }
 
 
-def _predicted(c: ActionCandidate) -> dict[str, float]:
-    swing = c.success_estimate - 0.5
+def _aligned_share(state: CycleState, c: ActionCandidate) -> float:
+    active = [v for v in state.values if v.status == "active"]
+    return len(c.aligned_values) / len(active) if active else 0.0
+
+
+def _progress(state: CycleState, c: ActionCandidate) -> float:
+    """The share of its done-criterion one success adds to the pursued goal (0 if none)."""
+    goal = next((g for g in state.goals if g.goal.name == c.goal), None)
+    if state.kind != "action" or goal is None or goal.goal.status not in {"todo", "working"}:
+        return 0.0
+    return 1.0 / GOAL_DONE_AFTER
+
+
+def _spend(state: CycleState, deps: Services, *, skill_runs: int) -> Update:
+    """Charge this pass's real work (model calls, skill runs, wall time) to the budget (§9)."""
+    now = deps.now()
+    started = datetime.fromisoformat(state.started_at) if state.started_at else now
+    seconds = max(0.0, (now - started).total_seconds())
+    calls = max(0, state.llm_calls - state.spent_calls)
+    cost = mscp.work_cost(llm_calls=calls, seconds=seconds, skill_runs=skill_runs)
+    budget = round(max(0.0, state.budget - cost), 6)
     return {
-        "capability_confidence": 0.1 * swing,
-        "goal_persistence": 0.05 * swing,
-        "persona_consistency": 0.0,
-        "value_alignment": 0.02 * swing,
-        "emotional_stability": 0.0,
+        "budget": budget,
+        "started_at": now.isoformat(),
+        "spent_calls": state.llm_calls,
+        "degraded": [f"budget {budget:.2f}: {', '.join(mscp.degradation(budget))}"]
+        if mscp.degradation(budget) and not mscp.degradation(state.budget)
+        else [],
     }
 
 
 def compare(state: CycleState, *, deps: Services) -> Update:
-    """RECORD: outcome vs prediction on the self-model dimensions; ε = ‖Δ̂ − Δ‖₂."""
-    if state.chosen < 0 or state.outcome.get("status") in {None, "skipped", "ability_gap"}:
+    """RECORD: measured outcome Δ vs forecast Δ̂ on the self-model dimensions; ε = ‖Δ̂ − Δ‖₂.
+
+    Δ comes from what happened (:func:`kernel.mscp.measured_outcome`): own failure, refusal
+    (not the agent's failure) or success, the content returned, what was learned, progress on
+    the goal and the time spent. Δ̂ is the same measure expected at the forecast success.
+    The pass's work is charged to the budget here, so regulation sees the degraded tiers.
+    """
+    acted = state.chosen >= 0 and state.outcome.get("status") not in {
+        None,
+        "skipped",
+        "ability_gap",
+    }
+    spent = _spend(state, deps, skill_runs=int(acted))
+    if not acted:
         return {
+            **spent,
             "prediction_error": 0.0,
             "prediction": {},
             "actual": {},
             "skipped": "no action was taken",
         }
     chosen = state.candidates[state.chosen]
-    predicted = _predicted(chosen)
-    ok = state.outcome["status"] == "ok"
-    blocked = state.outcome["status"] in {"vetoed", "refused"}
-    actual = {
-        "capability_confidence": 0.05 if ok else -0.05,
-        "goal_persistence": 0.025 if ok else -0.025,
-        "persona_consistency": -0.02 if blocked else 0.0,
-        "value_alignment": 0.01 if ok else (-0.02 if blocked else -0.01),
-        "emotional_stability": 0.0 if ok else -0.02,
-    }
+    aligned = _aligned_share(state, chosen)
+    progress = _progress(state, chosen)
+    content = float(state.outcome.get("content", 0.0))
+    predicted = mscp.forecast_outcome(
+        chosen.success_estimate, expected_progress=progress, aligned=aligned
+    )
+    observation = mscp.Observation(
+        kind=str(state.outcome.get("kind") or mscp.outcome_kind(state.outcome["status"])),
+        content=content,
+        learned=content if state.kind == "explore" else 0.0,
+        progress=progress,
+        aligned=aligned,
+        seconds=float(state.outcome.get("seconds", 0.0)),
+    )
+    actual = mscp.measured_outcome(observation)
     dims = list(IDENTITY_DIMENSIONS)
     error = mscp.prediction_error([predicted[d] for d in dims], [actual[d] for d in dims])
     DataWriter(deps.instance, state.kind).remember(
-        f"Outcome {state.outcome['status']} vs predicted success {chosen.success_estimate:.2f}; "
-        f"ε={error:.4f}",
+        f"Outcome {state.outcome['status']} ({observation.kind}) vs predicted success "
+        f"{chosen.success_estimate:.2f}; ε={error:.4f}",
         author="kernel",
         situation="cycle",
         step="record",
-        predicted=predicted,
-        actual=actual,
+        predicted={k: round(v, 4) for k, v in predicted.items()},
+        actual={k: round(v, 4) for k, v in actual.items()},
     )
     return {
-        "prediction": predicted,
-        "actual": actual,
+        **spent,
+        "prediction": {k: round(v, 6) for k, v in predicted.items()},
+        "actual": {k: round(v, 6) for k, v in actual.items()},
         "prediction_error": round(error, 6),
-        "note": f"ε={error:.4f}",
+        "note": f"ε={error:.4f} ({observation.kind}); budget {spent['budget']:.2f}",
     }
 
 
@@ -504,11 +598,15 @@ def escalation_guard(state: CycleState, *, deps: Services) -> Update:
     me.stability.msi = round(msi, 6)
     me.stability.consecutive_escalations = auto.consecutive_escalations
     guard = "cooldown" if mscp.forced_cooldown(auto.consecutive_escalations) else "safe"
-    if guard == "cooldown":
+    if guard == "cooldown":  # a real cooldown: lumen run waits until then (MSCP §8.1 step 4)
         auto.cooldowns += 1
+        seconds = deps.config.autonomy.cooldown_seconds
+        auto.cooldown_until = (deps.now() + timedelta(seconds=seconds)).isoformat()
+        auto.consecutive_escalations = 0  # the cooldown answers this run of escalations
     return {
         "me": me,
         "escalated": escalated,
+        "escalations": state.escalations + int(escalated),
         "guard": guard,
         "status": "cooldown" if guard == "cooldown" else state.status,
         "note": f"MSI={msi:.3f} escalated={escalated} run={auto.consecutive_escalations}",
@@ -541,7 +639,6 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
     was = me.stability.stabilization_mode
     active = mscp.stabilization_next(was, c_t)
     oscillating = mscp.detect_oscillation(history)
-    rising = bool(auto.composite_history) and c_t > c_prev + 1e-9
     me.stability = me.stability.model_copy(
         update={
             "composite": c_t,
@@ -553,7 +650,15 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
         }
     )
     auto.composite_history = history
-    route = "stabilize" if (active or oscillating or rising) else "converging"
+    route = "stabilize" if (active or oscillating) else "converging"
+    if route == "stabilize":
+        auto.calm_cycles = 0
+    elif state.iteration == 0:  # calm cycles are counted once per cycle, not per recursion
+        auto.calm_cycles += 1
+    if route == "converging" and state.iteration == 0:  # calm: the mutation scaling recovers
+        me.stability.mutation_scaling = mscp.mutation_scaling_next(
+            me.stability.mutation_scaling, unsettled=False, calm_cycles=auto.calm_cycles
+        )
     if active and not was:
         auto.stabilizations += 1
     return {
@@ -565,9 +670,16 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
 
 
 def stabilize(state: CycleState, *, deps: Services) -> Update:
-    """Reduce mutation scaling (halve it) while stabilizing or oscillating."""
+    """Reduce mutation scaling (halve it, once per cycle) while stabilizing or oscillating."""
     me = _me(state)
-    me.stability.mutation_scaling = round(max(0.125, me.stability.mutation_scaling * 0.5), 6)
+    if state.iteration > 0:
+        return {"me": me, "skipped": "mutation scaling already reduced this cycle"}
+    me.stability.mutation_scaling = round(
+        mscp.mutation_scaling_next(
+            me.stability.mutation_scaling, unsettled=True, calm_cycles=me.autonomy.calm_cycles
+        ),
+        6,
+    )
     return {"me": me, "note": f"mutation scaling {me.stability.mutation_scaling}"}
 
 
@@ -667,7 +779,13 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
     me = _me(state)
     reason = state.rollback_reason or "value lock broken"
     rejected = take_snapshot(deps.instance, deps.store)
-    stable = deps.stable_checkpoint(mscp.STABILIZATION_ON)
+    statuses = {v.name: v.status for v in state.values_snapshot}
+
+    def intact(snapshot: Any) -> bool:  # the snapshot's values are the ones the lock holds
+        pairs = [(n, w, statuses.get(n, "active")) for n, w in snapshot.values.items()]
+        return mscp.value_lock_hash(pairs) == state.value_hash
+
+    stable = deps.stable_checkpoint(mscp.STABILIZATION_ON, intact)
     writer = DataWriter(deps.instance, state.kind)
     # The kernel itself restores: this is a safety write, not a loop's, so it bypasses the loop
     # permission table deliberately and records why.
@@ -679,6 +797,7 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
         me = restored.model_copy(update={"autonomy": autonomy})
         source = f"checkpoint {checkpoint_id} (C(t) {snapshot.composite:.3f})"
         target = checkpoint_id
+        expected = dict(snapshot.values)
     else:
         atomic_write_json(
             deps.instance.values_file, [v.model_dump(mode="json") for v in state.values_snapshot]
@@ -687,8 +806,11 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
         me.autonomy.rollbacks += 1
         source = "this cycle's pre-update snapshot (no stable checkpoint yet)"
         target = ""
-    values = load_values(deps.instance.values_file)
-    new_hash = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+        pre = [(v.name, v.weight, v.status) for v in state.values_snapshot]
+        # A pre-update snapshot read after another writer changed the file is no good self:
+        # nothing verifiable was restored, so rollback_check fails and safe mode follows.
+        good = mscp.value_lock_hash(pre) == state.value_hash
+        expected = {v.name: v.weight for v in state.values_snapshot} if good else {}
     append_jsonl(
         deps.instance.metacog_dir / "rollbacks.jsonl",
         {
@@ -714,20 +836,24 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
     return {
         "me": me,
         "status": "rollback",
-        "value_hash": new_hash,
+        "restore_target": expected,
         "rolled_back_to": target,
         "note": f"restored {source}",
     }
 
 
 def rollback_check(state: CycleState, *, deps: Services) -> Update:
-    """Verify the restore: the value hash must match the snapshot again."""
-    values = load_values(deps.instance.values_file)
-    now = mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
-    restored = now == state.value_hash
+    """Verify the restore against the snapshot it restored (not against what rollback wrote).
+
+    The values on disk now must equal the snapshot's values (name -> weight), read back from
+    the file: a restore another writer undid, or a snapshot that never made it to disk, fails.
+    """
+    values = {v.name: v.weight for v in load_values(deps.instance.values_file)}
+    expected = state.restore_target
+    restored = bool(expected) and values == expected
     if not restored:
         DataWriter(deps.instance, state.kind).remember(
-            f"CRITICAL: rollback did not restore the value hash ({now} != {state.value_hash})",
+            f"CRITICAL: rollback did not restore the snapshot's values ({values} != {expected})",
             author="kernel",
             situation="cycle",
             kind="RollbackFailed",
@@ -739,8 +865,11 @@ def safe_mode(state: CycleState, *, deps: Services) -> Update:
     """After a failed restore: drop to safety-only (budget 0) and raise a critical alert."""
     me = _me(state)
     me.budget = me.budget.model_copy(update={"remaining": 0.0})
+    # Persisted: budget_reset keeps the budget at 0 until this many stable cycles have passed.
+    me.autonomy.safe_mode_left = mscp.SAFE_MODE_STABLE_CYCLES
     DataWriter(deps.instance, state.kind).remember(
-        "CRITICAL: entering safety-only mode (budget 0) after a failed rollback",
+        "CRITICAL: entering safety-only mode (budget 0) after a failed rollback, until "
+        f"{mscp.SAFE_MODE_STABLE_CYCLES} stable cycles have passed",
         author="kernel",
         situation="cycle",
         kind="SafeMode",
@@ -813,7 +942,7 @@ def meta_depth_2(state: CycleState, *, deps: Services) -> Update:
 def cycle_end(state: CycleState, *, deps: Services) -> Update:
     """Decide converged / cooldown / recurse / bounded; check reflection triggers; persist."""
     me = _me(state)
-    budget = round(max(0.0, state.budget - CYCLE_COST), 6)
+    budget = state.budget  # real work was charged in compare
     status: CycleStatus
     if state.status in {"cooldown", "rollback", "skipped"}:
         status = state.status
@@ -841,9 +970,27 @@ def cycle_end(state: CycleState, *, deps: Services) -> Update:
             periodic_every=5,
             explicit=state.explicit_reflection,
         )
+    update: Update = {}
     if status != "recurse":
+        was_safe = state.budget <= 0.0 and me.autonomy.safe_mode_left > 0
+        if was_safe and not any(r.step == "safe_mode" for r in state.trace):
+            stable = state.value_lock == "valid" and state.escalations == 0
+            me.autonomy.safe_mode_left = mscp.safe_mode_left(
+                me.autonomy.safe_mode_left, stable=stable
+            )
+            if me.autonomy.safe_mode_left == 0:
+                DataWriter(deps.instance, state.kind).remember(
+                    f"Leaving safety-only mode after {mscp.SAFE_MODE_STABLE_CYCLES} stable cycles",
+                    author="kernel",
+                    situation="cycle",
+                    kind="SafeModeOff",
+                )
+        tiers = mscp.degradation(budget)
+        if tiers:
+            update["degraded"] = [f"budget {budget:.2f} at cycle end: {', '.join(tiers)}"]
         persist_cycle_self(deps, me)
     return {
+        **update,
         "me": me,
         "status": status,
         "budget": budget,

@@ -34,6 +34,8 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
     code = main(list(argv))
     out, err = capsys.readouterr()
     assert code == 0, err
+    if argv[0] == "run":  # one JSON object per line, per cycle
+        return [json.loads(line) for line in out.splitlines()]
     return json.loads(out)
 
 

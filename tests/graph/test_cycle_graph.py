@@ -18,7 +18,7 @@ from tests.scripted import ScriptedChatModel, cycle_model
 
 
 def forecasting_model() -> ScriptedChatModel:
-    return cycle_model()
+    return cycle_model(success=0.95)
 
 
 @pytest.fixture
@@ -46,6 +46,14 @@ def seed(instance: Instance, **changes: Any) -> None:
     instance.save_self(me)
 
 
+EXPERIENCED = {"guardian": [10, 10], "sage": [10, 10], "healer": [10, 10], "explorer": [10, 10]}
+"""Archetype stats of a self whose skills have always worked (its forecasts are confident)."""
+
+
+def experienced(instance: Instance) -> None:
+    seed(instance, autonomy__archetype_stats=EXPERIENCED)
+
+
 def ran(state: CycleState, step: str) -> bool:
     return any(r.step == step for r in state.trace)
 
@@ -57,6 +65,7 @@ def test_cycle_has_the_mscp_steps(deps: Deps) -> None:
 
 
 def test_safe_path_converges_and_persists(deps: Deps, tmp_path: Path, instance: Instance) -> None:
+    experienced(instance)
     before = instance.load_self()
     state = one_cycle(deps, tmp_path)
     assert state.guard == "safe" and state.status == "converged"
@@ -85,6 +94,7 @@ def test_escalation_guard_cools_down_after_three_escalations(
 def test_convergence_check_stabilizes_when_stabilization_is_on(
     deps: Deps, tmp_path: Path, instance: Instance
 ) -> None:
+    experienced(instance)
     seed(instance, stability__stabilization_mode=True, autonomy__composite_history=[0.9])
     state = one_cycle(deps, tmp_path)
     assert state.convergence == "stabilize" and ran(state, "stabilize")
@@ -138,7 +148,10 @@ def test_meta_depth_2_runs_only_when_conditions_and_budget_allow(
     assert instance.load_self().autonomy.exploration_risk_tolerance != 0.2
 
 
-def test_meta_depth_2_is_skipped_on_a_calm_self(deps: Deps, tmp_path: Path) -> None:
+def test_meta_depth_2_is_skipped_on_a_calm_self(
+    deps: Deps, tmp_path: Path, instance: Instance
+) -> None:
+    experienced(instance)
     state = one_cycle(deps, tmp_path)
     assert not state.depth2 and not ran(state, "meta_depth_2")
 

@@ -1,6 +1,7 @@
 """`lumen run --cycles 20` on the real embedded model, then `lumen status` shows the change."""
 
 import json
+from typing import Any
 
 import pytest
 
@@ -17,11 +18,23 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
     return json.loads(out)  # type: ignore[no-any-return]
 
 
+def run_lines(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, list[Any]]:
+    """`lumen run --json` prints one object per line: cycles, and reflections as {"reflection"}."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    return {
+        "cycles": [r for r in rows if "reflection" not in r],
+        "reflections": [r["reflection"] for r in rows if "reflection" in r],
+    }
+
+
 def test_run_twenty_cycles_changes_the_self(
     instance: Instance, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = cli(capsys, "status", "--json")
-    report = cli(capsys, "run", "--cycles", "20", "--json")
+    report = run_lines(capsys, "run", "--cycles", "20", "--json")
     after = cli(capsys, "status", "--json")
     cycles = report["cycles"]
     assert isinstance(cycles, list) and len(cycles) == 20
@@ -42,7 +55,7 @@ def test_run_twenty_cycles_changes_the_self(
 def test_reflect_command_runs_the_reflection_loop(
     instance: Instance, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cli(capsys, "run", "--cycles", "2", "--json", "--no-reflection")
+    run_lines(capsys, "run", "--cycles", "2", "--json", "--no-reflection")
     result = cli(capsys, "reflect", "--json")
     assert result["triggers"] == ["explicit_request"]
     assert isinstance(result["applied"], list)
