@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -158,42 +156,29 @@ def test_b_a_concurrent_writer_is_rolled_back_to_the_last_stable_snapshot(
 
 
 def test_b_a_writer_that_undoes_the_restore_drops_to_safe_mode_until_stable(
-    deps: Deps, instance: Instance
+    deps: Deps, instance: Instance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     good = instance.values_file.read_text()
     tampered = good.replace("0.95", "0.05", 1)
-    start, stop = threading.Event(), threading.Event()
+    restore = deps.restore_self
+    undone: list[bool] = []
 
-    def hostile_sync() -> None:  # keeps writing its copy back, racing the restore
-        start.wait(10)
-        while not stop.is_set():
-            if instance.values_file.read_text() != tampered:
-                instance.values_file.write_text(tampered)
-            time.sleep(0.0001)
+    def restore_then_undone(snapshot: Any) -> None:
+        restore(snapshot)
+        if not undone:  # the other process writes its copy back right after the first restore
+            undone.append(True)
+            instance.values_file.write_text(tampered)
 
-    writer = threading.Thread(target=hostile_sync)
-    writer.start()
+    monkeypatch.setattr(deps, "restore_self", restore_then_undone)
     rows: list[dict[str, Any]] = []
 
     def emit(row: dict[str, Any]) -> None:
         if "cycle" in row:
             rows.append(row)
-            if row["cycle"] == 2:
-                start.set()
-                time.sleep(0.05)
-            if "rollback" in row["branches"]:
-                stop.set()
-                writer.join()
+            if row["cycle"] == 2:  # another process rewrites values.json between two cycles
+                instance.values_file.write_text(tampered)
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    try:
-        run(deps, cycles=9, emit=emit)
-    finally:
-        sys.setswitchinterval(interval)
-        stop.set()
-        start.set()
-        writer.join()
+    run(deps, cycles=9, emit=emit)
     third, fourth = rows[2], rows[3]
     assert third["branches"] == ["rollback", "safe_mode"]  # rollback_check saw the undo
     assert third["safe_mode_left"] == 3
