@@ -37,10 +37,9 @@ from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langgraph.graph import END, START, StateGraph
-from pydantic import Field
 
 from graph.builder import ACT, CONSOLIDATE, DELIBERATE, PERCEIVE, build_turn_graph
 from graph.checkpoints import sqlite_saver
@@ -156,63 +155,157 @@ def cold_cache(model: Any) -> None:
         client.reset()
 
 
-class Recording(BaseChatModel):
-    """Delegate to a real model and record each call's messages and latency."""
+class MessageLog(BaseCallbackHandler):
+    """Keep the messages of every chat request (the draft's are replayed raw)."""
 
-    inner: Any
-    log: list[tuple[Any, float]] = Field(default_factory=list)
+    def __init__(self) -> None:
+        self.calls: list[list[Any]] = []
 
-    @property
-    def _llm_type(self) -> str:
-        return "recording"
-
-    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> Any:
-        cold_cache(self.inner)
-        started = time.perf_counter()
-        result = self.inner._generate(messages, stop=stop, **kw)
-        self.log.append((messages, (time.perf_counter() - started) * 1000))
-        return result
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.calls.append(list(messages[0]))
 
 
-def embedded(turns: int) -> None:
-    """Compare talk-turn latency with one raw call on the same messages."""
+def _raw_stream(model: Any, messages: list[Any]) -> tuple[float, float, str]:
+    """Stream one raw call: (ms to the first token, ms in all, the text)."""
+    started = time.perf_counter()
+    first = 0.0
+    text = ""
+    for chunk in model.stream(messages):
+        if chunk.content and not first:
+            first = (time.perf_counter() - started) * 1000
+        text += str(chunk.content)
+    return first, (time.perf_counter() - started) * 1000, text
+
+
+def streamed(turns: int, label: str, configure: Any = None) -> None:
+    """Talk turns streamed as the REPL shows them, each against one raw call of its draft.
+
+    For every turn: the time to the first streamed token and to the end of the turn, divided by
+    the same figures of one raw streamed call of the same model on the exact messages the turn's
+    draft sent (same seed and temperature, so the same reply). The model's prompt cache is
+    cleared (embedded) or displaced by a short unrelated request (server) before each call.
+    """
+    from langchain_core.messages import HumanMessage
+
     from graph.llm import make_chat_model
+    from graph.session import stream_turn
     from state.config import load_config
 
-    print(f"\n== embedded model (SmolLM2-135M), {turns} talk turns ==")
+    print(f"\n== {label}: {turns} talk turns, streamed, vs one raw call of the draft ==")
     with tempfile.TemporaryDirectory() as tmp:
         instance = init_instance(Path(tmp) / "inst")
+        if configure is not None:
+            configure(instance)
         config = load_config(instance.config_file)
-        real = make_chat_model(config, mode="talk")
-        recorder = Recording(inner=real, log=[])
-        deps = Deps.for_instance(instance, model_for=lambda _m: recorder)
-        ratios: list[float] = []
+        log = MessageLog()
+        raw = make_chat_model(config, mode="talk")
+        if config.llm.provider == "openai":
+            raw = raw.model_copy(update={"seed": 7})
+
+        def model_for(mode: str) -> Any:
+            model = make_chat_model(config, mode=mode)
+            if config.llm.provider == "openai":
+                model = model.model_copy(update={"seed": 7})
+            return model.model_copy(update={"callbacks": [log]})
+
+        def displace() -> None:
+            cold_cache(raw)
+            if config.llm.provider == "openai":
+                raw.invoke([HumanMessage("ok")])
+
+        deps = Deps.for_instance(instance, model_for=model_for)
+        first_ratios: list[float] = []
+        turn_ratios: list[float] = []
         with sqlite_saver(Path(tmp) / "turn.sqlite") as saver:
             turn = build_turn_graph(deps).compile(checkpointer=saver)
             run_turn(turn, "warm up")
             for i in range(turns):
-                recorder.log.clear()
+                log.calls.clear()
                 text = INPUTS["talk"][i % len(INPUTS["talk"])]
+                displace()
                 started = time.perf_counter()
-                state = run_turn(turn, text)
+                first: list[float] = []
+
+                def on_token(
+                    _draft: str, _token: str, mark: list[float] = first, t0: float = started
+                ) -> None:
+                    if not mark:
+                        mark.append((time.perf_counter() - t0) * 1000)
+
+                state = stream_turn(turn, text, on_step=lambda _s: None, on_token=on_token)
                 turn_ms = (time.perf_counter() - started) * 1000
-                draft_messages, in_turn_ms = recorder.log[0]
-                cold_cache(real)
-                started = time.perf_counter()
-                raw = real.invoke(draft_messages)
-                raw_ms = (time.perf_counter() - started) * 1000
-                slowest = sorted(state.timings_ms.items(), key=lambda kv: -kv[1])[:3]
-                ratios.append(turn_ms / raw_ms)
+                deps.store.flush()
+                if not log.calls or not first:
+                    print(f"  turn {i + 1}: no streamed draft (mode {state.mode}); skipped")
+                    continue
+                displace()
+                raw_first, raw_ms, raw_text = _raw_stream(raw, log.calls[0])
+                first_ratios.append(first[0] / raw_first)
+                turn_ratios.append(turn_ms / raw_ms)
+                same = "same reply" if raw_text.strip() in state.reply else "reply differs"
                 print(
-                    f"  turn {i + 1}: mode={state.mode} calls={state.llm_calls} "
-                    f"turn={turn_ms:6.0f} ms (model in turn {in_turn_ms:6.0f}) "
-                    f"raw={raw_ms:6.0f} ms ratio={turn_ms / raw_ms:5.2f} "
-                    f"raw reply {len(str(raw.content))} chars; slowest {slowest}"
+                    f"  turn {i + 1}: mode={state.mode} calls={state.llm_calls} first token "
+                    f"{first[0]:6.0f} ms (raw {raw_first:6.0f}) turn {turn_ms:6.0f} ms "
+                    f"(raw {raw_ms:6.0f}); {same}"
                 )
-        print(
-            f"talk latency ratio: median {statistics.median(ratios):.2f} "
-            f"p95 {pct(ratios, 0.95):.2f} (goal <= 1.5)"
-        )
+        if first_ratios:
+            print(
+                f"first-token ratio: median {statistics.median(first_ratios):.2f} (goal <= 1.2); "
+                f"turn ratio: median {statistics.median(turn_ratios):.2f} (goal <= 1.5)"
+            )
+
+
+def served(turns: int) -> None:
+    """Run ``streamed`` against llama.cpp's OpenAI-compatible server on the embedded GGUF."""
+    import socket
+    import subprocess
+    import urllib.request
+
+    from graph.llm import embedded_model_path
+    from state.config import Config
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(embedded_model_path(Config())),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "1",
+    ]
+    base = f"http://127.0.0.1:{port}/v1"
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/models", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    print("llama.cpp server did not start; skipped")
+                    return
+                time.sleep(0.3)
+
+        def configure(instance: Any) -> None:
+            text = instance.config_file.read_text()
+            text = text.replace('provider = "embedded"', 'provider = "openai"')
+            text = text.replace('base_url = ""', f'base_url = "{base}"')
+            instance.config_file.write_text(text)
+
+        streamed(turns, "llama.cpp OpenAI-compatible server (SmolLM2-135M)", configure)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 BENCH = Path(__file__).resolve().parent
@@ -360,7 +453,8 @@ def main() -> None:
     if args.only in (None, "latency"):
         scripted(args.turns)
         if args.embedded:
-            embedded(args.embedded)
+            streamed(args.embedded, "embedded model (SmolLM2-135M, in-process)")
+            served(args.embedded)
     if args.only in (None, "gate"):
         print("\n== mode gate (real perceive + mode_gate steps) ==")
         mode_agreement("mode_dev.jsonl")

@@ -23,9 +23,10 @@ def _read_until(fd: int, marker: bytes, deadline: float) -> list[tuple[float, by
     """Read from the pty until ``marker`` shows up; return every chunk with its arrival time."""
     chunks: list[tuple[float, bytes]] = []
     seen = b""
+    poller = select.poll()  # not select(): a long test session can hold descriptors past 1024
+    poller.register(fd, select.POLLIN)
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if not ready:
+        if not poller.poll(500):
             continue
         try:
             data = os.read(fd, 4096)
