@@ -108,6 +108,10 @@ def _openai(config: Config, temperature: float) -> BaseChatModel:
     }
     if config.llm.base_url:
         kwargs["base_url"] = config.llm.base_url
+        # langchain-openai sends the cap as ``max_completion_tokens``, which OpenAI-compatible
+        # servers such as llama.cpp's ignore: without ``max_tokens`` a rambling small model
+        # generates until its context is full (a 60 s draft was seen). Send both.
+        kwargs["extra_body"] = {"max_tokens": config.llm.max_tokens}
     return ChatOpenAI(**kwargs)
 
 
