@@ -257,55 +257,21 @@ def streamed(turns: int, label: str, configure: Any = None) -> None:
 
 def served(turns: int) -> None:
     """Run ``streamed`` against llama.cpp's OpenAI-compatible server on the embedded GGUF."""
-    import socket
-    import subprocess
-    import urllib.request
+    from tests.llama_server import ServerError, serve
 
-    from graph.llm import embedded_model_path
-    from state.config import Config
+    with tempfile.TemporaryDirectory() as logs:
+        try:
+            with serve(Path(logs) / "server.log") as base:
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(embedded_model_path(Config())),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "4096",
-        "--n_threads",
-        "1",
-    ]
-    base = f"http://127.0.0.1:{port}/v1"
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/models", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    print("llama.cpp server did not start; skipped")
-                    return
-                time.sleep(0.3)
+                def configure(instance: Any) -> None:
+                    text = instance.config_file.read_text()
+                    text = text.replace('provider = "embedded"', 'provider = "openai"')
+                    text = text.replace('base_url = ""', f'base_url = "{base}"')
+                    instance.config_file.write_text(text)
 
-        def configure(instance: Any) -> None:
-            text = instance.config_file.read_text()
-            text = text.replace('provider = "embedded"', 'provider = "openai"')
-            text = text.replace('base_url = ""', f'base_url = "{base}"')
-            instance.config_file.write_text(text)
-
-        streamed(turns, "llama.cpp OpenAI-compatible server (SmolLM2-135M)", configure)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+                streamed(turns, "llama.cpp OpenAI-compatible server (SmolLM2-135M)", configure)
+        except ServerError as exc:
+            print(f"llama.cpp server did not start; skipped ({exc})")
 
 
 BENCH = Path(__file__).resolve().parent
