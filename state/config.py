@@ -284,7 +284,7 @@ def _apply_section_overrides(raw: dict[str, object], environ: Mapping[str, str])
             raw[section] = table
 
 
-def set_llm_value(path: Path, key: str, value: str) -> None:
+def set_llm_value(path: Path, key: str, value: str | int) -> None:
     """Set one ``[llm]`` value in a config file, keeping its comments and layout (atomic)."""
     import tomlkit
 
