@@ -54,9 +54,8 @@ def main() -> None:
                 exchanges.append(Exchange(said, state.reply, state, recorder.prompts[before:]))
                 print(f"\nyou> {said}\nlumen ({state.mode}, {seconds[-1]:.1f} s)> {state.reply}")
         broken = problems(exchanges)
-        print(
-            f"\nturn time: median {sorted(seconds)[len(seconds) // 2]:.1f} s, max {max(seconds):.1f} s"
-        )
+        median = sorted(seconds)[len(seconds) // 2]
+        print(f"\nturn time: median {median:.1f} s, max {max(seconds):.1f} s")
         print("guarantees: all held" if not broken else "broken:\n  " + "\n  ".join(broken))
 
 
