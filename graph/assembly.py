@@ -96,7 +96,7 @@ def instrument(
         try:
             update = fn(state, deps=deps)
         except BaseException:
-            deps.flush_kernel_log()
+            deps.end_run()  # the audit trail so far is written; the run's vault dies with it
             raise
         if name in layout.run_end:  # the run's last step: who am I now (each checkpoint keeps it)
             update["snapshot"] = take_snapshot(deps.instance, deps.store)

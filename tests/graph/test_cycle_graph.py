@@ -314,3 +314,16 @@ def test_identity_drift_also_rolls_back(deps: Deps, tmp_path: Path, instance: In
     assert state.restored and state.status == "rollback"
     kinds = {e.meta.get("kind") for e in deps.store.read().entries}
     assert {"IdentityDrift", "Rollback"} <= kinds
+
+
+def test_a_step_that_crashes_leaves_the_runs_step_memories_and_no_run_scope(
+    deps: Deps, tmp_path: Path
+) -> None:
+    def boom(state: CycleState, *, deps: Any) -> dict[str, Any]:
+        raise RuntimeError("the disk went away")
+
+    with pytest.raises(RuntimeError, match="disk went away"):
+        one_cycle(deps, tmp_path, overrides={"compare": boom})
+    steps = [e.meta.get("step") for e in deps.store.read().entries if e.situation == "cycle"]
+    assert {"budget_reset", "predict", "act"} <= set(steps) and "compare" not in steps
+    assert deps._scopes == {}  # the run's buffers and vault went with it
