@@ -109,3 +109,16 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
             kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)
     cleaned = "\n".join(kept_lines).strip()
     return cleaned or reply
+
+
+def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
+    """Drop lines of ``reply`` that copy one of the prompt's own section headings.
+
+    A small model sometimes continues the prompt instead of answering it ("The user's message:
+    …"); such a line is scaffolding, never part of an answer. Returns ``reply`` unchanged when
+    nothing else would be left.
+    """
+    marks = tuple(h.casefold() for h in headings if h)
+    kept = [line for line in reply.splitlines() if not line.strip().casefold().startswith(marks)]
+    cleaned = "\n".join(kept).strip()
+    return cleaned or reply

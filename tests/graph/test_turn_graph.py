@@ -398,3 +398,24 @@ def test_recall_never_hands_back_the_turns_own_message(instance: Instance, tmp_p
     results = tool_prompt.split("Tool results this turn", 1)[1].split("The user's message")[0]
     assert ask not in results and "Lisbon" in results
     assert not state.reply.startswith("From memory")
+
+
+def test_prompt_scaffolding_a_small_model_copies_never_reaches_the_user(
+    instance: Instance, tmp_path: Path
+) -> None:
+    def respond(messages: Any) -> str:
+        return "The user's message: Hi there! How are you?\nI'm well, thank you for asking."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(
+            build_turn_graph(deps).compile(checkpointer=saver), "Hi there! How are you?"
+        )
+    assert state.reply.strip() == "I'm well, thank you for asking."
+
+
+def test_a_sentence_limit_never_cuts_a_checked_answer(turn: TurnRunner) -> None:
+    turn("Please answer in at most one sentence from now on.")
+    state = turn("What is 17 * 23?")  # the scripted model talks past it; the answer still shows
+    assert [r.kind for r in state.norm_rules] == ["max_sentences"]
+    assert "391" in state.reply
