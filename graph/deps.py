@@ -179,6 +179,10 @@ class Deps:
         """Return current beliefs about the user that bear on ``query``."""
         return signals.belief_context(self, query)
 
+    def belief_corrections(self) -> dict[str, str]:
+        """Map each superseded value of a current user fact to the value that replaced it."""
+        return signals.belief_corrections(self)
+
     def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
         """Turn the user's first-person statements into belief observations."""
         return signals.record_statement(self, entry)

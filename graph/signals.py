@@ -183,6 +183,18 @@ def _describe(outcome: SlotOutcome) -> str:
 BELIEF_CONTEXT_LIMIT = 6
 
 
+def belief_corrections(deps: Services) -> dict[str, str]:
+    """Map each superseded value of a current user fact to the value that replaced it."""
+    tiers = deps.store.tiers
+    current = {slot.slot_key: str(slot.value) for slot in tiers.current_slots(CHAT_ENTITY)}
+    found = {}
+    for h in tiers.slot_history(CHAT_ENTITY):
+        now = current.get(h.slot_key)
+        if now and h.status in ("superseded", "demoted") and str(h.value) != now:
+            found[str(h.value)] = now
+    return found
+
+
 def belief_context(deps: Services, query: str) -> list[str]:
     """Return what Lumen currently believes about the user, as third-person facts (§18 R1+R3).
 

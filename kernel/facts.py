@@ -203,3 +203,18 @@ def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None
     if corrected_from and corrected_from != value:
         sentence += f" (corrected from {corrected_from})"
     return sentence + "."
+
+
+def stale_mentions(reply: str, corrections: dict[str, str]) -> list[tuple[str, str]]:
+    """Return (old, current) for each corrected value the reply states without the current one.
+
+    ``corrections`` maps a superseded value of a user fact to its current value. A reply that
+    says "Lisbon" while the user now lives in Porto (and never says "Porto") is stale.
+    """
+    found = []
+    for old, current in corrections.items():
+        says_old = re.search(rf"(?<!\w){re.escape(old)}(?!\w)", reply, re.IGNORECASE)
+        says_new = re.search(rf"(?<!\w){re.escape(current)}(?!\w)", reply, re.IGNORECASE)
+        if says_old and not says_new:
+            found.append((old, current))
+    return found

@@ -119,6 +119,16 @@ def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
     nothing else would be left.
     """
     marks = tuple(h.casefold() for h in headings if h)
-    kept = [line for line in reply.splitlines() if not line.strip().casefold().startswith(marks)]
+    kept: list[str] = []
+    in_section = False  # the copied section's "- item" lines go with its heading
+    for line in reply.splitlines():
+        stripped = line.strip()
+        if stripped.casefold().startswith(marks):
+            in_section = True
+            continue
+        if in_section and stripped.startswith("- "):
+            continue
+        in_section = False
+        kept.append(line)
     cleaned = "\n".join(kept).strip()
     return cleaned or reply

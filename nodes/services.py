@@ -145,6 +145,9 @@ class Services(Protocol):
     def belief_context(self, query: str) -> list[str]:
         """Return current beliefs about the user that bear on ``query``."""
 
+    def belief_corrections(self) -> dict[str, str]:
+        """Map each superseded value of a current user fact to the value that replaced it."""
+
     def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
         """Turn the user's first-person statements into belief observations."""
 

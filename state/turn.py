@@ -143,6 +143,8 @@ class TurnState(TurnInput):
     norms: list[str] = Field(default_factory=list)
     """The user's standing instructions (active norms), as prompt lines."""
     beliefs: list[str] = Field(default_factory=list)
+    corrections: dict[str, str] = Field(default_factory=dict)
+    """Superseded values of user facts -> their current values (the reply must not restate them)."""
     """What is currently believed about the user, as third-person facts (corrections named)."""
     context_memories: list[str] = Field(default_factory=list)
     surface: Surface = Field(default_factory=Surface)

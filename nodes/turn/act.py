@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from kernel import skai
 from kernel.affordance import breakdown, candidates
+from kernel.facts import stale_mentions
 from kernel.grammar import render_reply
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import overlap, sentences, strip_echo, strip_scaffold
@@ -217,7 +218,7 @@ def _redraft_with_tools(state: TurnState, deps: Services, tools: str) -> tuple[s
 def prompt_headings() -> tuple[str, ...]:
     """Return the section headings of the drafting prompt (a small model sometimes copies them)."""
     found = []
-    for name in ("drafts/prompt", "drafts/tools"):
+    for name in ("drafts/system", "drafts/prompt", "drafts/tools"):
         for line in template(name).template.splitlines():
             head = line.split(":", 1)[0].strip()
             if ":" in line and head and "$" not in head:
@@ -277,6 +278,11 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
 
     names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])
     reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
+    # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
+    kept += [
+        render_prompt("drafts/correction", old=old, current=current).strip()
+        for old, current in stale_mentions(reply, state.corrections)
+    ]
     # Checked answers and refusals come last, after the norms: a sentence limit never cuts them.
     reply = "\n\n".join([reply, *kept]) if kept else reply
     return {

@@ -158,6 +158,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "turn_index": me.metacog.turn_index + 1,
         "me": me,
         "beliefs": beliefs,
+        "corrections": deps.belief_corrections(),
         "context_memories": memories,
         **norms,
         "note": f"recalled {len(memories)} memories and {len(beliefs)} beliefs about the user",

@@ -349,7 +349,7 @@ def test_tool_results_are_context_for_the_draft_never_pasted_in_front(
     prompts: list[str] = []
 
     def respond(messages: Any) -> str:
-        prompts.append(str(messages[-1].content))
+        prompts.append(str(messages[0].content))  # the system message carries the context
         if "Tool results this turn" in prompts[-1]:
             return "That comes to 84."
         return "Let me work that out."
@@ -383,7 +383,7 @@ def test_recall_never_hands_back_the_turns_own_message(instance: Instance, tmp_p
     prompts: list[str] = []
 
     def respond(messages: Any) -> str:
-        prompts.append(str(messages[-1].content))
+        prompts.append(str(messages[0].content))  # the system message carries the context
         return "You told me you live in Lisbon."
 
     deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
@@ -395,7 +395,7 @@ def test_recall_never_hands_back_the_turns_own_message(instance: Instance, tmp_p
         state = run_turn(compiled, ask)
     assert [c.tool for c in state.tool_calls] == ["recall"]
     tool_prompt = next(p for p in prompts if "Tool results this turn" in p)
-    results = tool_prompt.split("Tool results this turn", 1)[1].split("The user's message")[0]
+    results = tool_prompt.split("Tool results this turn", 1)[1]
     assert ask not in results and "Lisbon" in results
     assert not state.reply.startswith("From memory")
 
@@ -404,7 +404,10 @@ def test_prompt_scaffolding_a_small_model_copies_never_reaches_the_user(
     instance: Instance, tmp_path: Path
 ) -> None:
     def respond(messages: Any) -> str:
-        return "The user's message: Hi there! How are you?\nI'm well, thank you for asking."
+        return (
+            "Notes from earlier conversations:\n- The user said earlier: hello\n"
+            "I'm well, thank you for asking."
+        )
 
     deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
@@ -419,3 +422,17 @@ def test_a_sentence_limit_never_cuts_a_checked_answer(turn: TurnRunner) -> None:
     state = turn("What is 17 * 23?")  # the scripted model talks past it; the answer still shows
     assert [r.kind for r in state.norm_rules] == ["max_sentences"]
     assert "391" in state.reply
+
+
+def test_a_reply_that_restates_a_corrected_fact_gets_the_correction(
+    instance: Instance, tmp_path: Path
+) -> None:
+    deps = scripted_deps(instance, ScriptedChatModel(replies=["You live in Lisbon."]))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "I live in Lisbon.")
+        run_turn(compiled, "Actually, I moved to Porto last month.")
+        state = run_turn(compiled, "Where do I live now?")
+    assert "The user lives in Porto (corrected from Lisbon)." in state.beliefs
+    assert state.reply.startswith("You live in Lisbon.")  # what the model said stays visible
+    assert state.reply.rstrip().endswith("(Correction: Lisbon is out of date; it is Porto now.)")
