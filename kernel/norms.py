@@ -946,6 +946,13 @@ def prose_from_lists(text: str) -> str:
         numbered = False
         while index < len(lines):
             match = _is_list_line(lines[index])
+            if match is None and items and not lines[index].strip():
+                ahead = index
+                while ahead < len(lines) and not lines[ahead].strip():
+                    ahead += 1
+                if ahead < len(lines) and _is_list_line(lines[ahead]):
+                    index = ahead  # items spaced by blank lines are still one list
+                    continue
             if match is None:
                 if lines[index].strip() and items and lines[index].startswith((" ", "\t")):
                     items[-1] += " " + lines[index].strip()  # a wrapped item

@@ -360,3 +360,11 @@ def test_norms_persist_across_processes(instance: Instance) -> None:
         check=True,
     ).stdout
     assert out.strip() == "['Answer in Portuguese.']"
+
+
+def test_prose_counts_on_across_list_items_spaced_by_blank_lines() -> None:
+    from kernel.norms import prose_from_lists
+
+    out = prose_from_lists("1. Set goals.\n\n2. Take breaks.\n\n3. Sleep well.\n\nGood luck!")
+    assert out.startswith("First, set goals. Second, take breaks. Third, sleep well.")
+    assert out.count("First,") == 1 and out.rstrip().endswith("Good luck!")
