@@ -21,6 +21,7 @@ its lists afresh.
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -90,11 +91,13 @@ def instrument(
     name: str, fn: NodeFn, deps: Deps, layout: Layout, situation: str
 ) -> Callable[[Any], dict[str, Any]]:
     """Wrap a step: time it, record its trace and skips, buffer its ``kernel`` memory."""
+    # A step that keeps its own cooldown asks for its name (``step``): it is the builder's to give.
+    named = {"step": name} if "step" in inspect.signature(fn).parameters else {}
 
     def step(state: Any) -> dict[str, Any]:
         started = time.perf_counter()
         try:
-            update = fn(state, deps=deps)
+            update = fn(state, deps=deps, **named)
         except BaseException:
             deps.end_run()  # the audit trail so far is written; the run's vault dies with it
             raise

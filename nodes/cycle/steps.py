@@ -973,7 +973,8 @@ def cycle_end(state: CycleState, *, deps: Services) -> Update:
     update: Update = {}
     if status != "recurse":
         was_safe = state.budget <= 0.0 and me.autonomy.safe_mode_left > 0
-        if was_safe and not any(r.step == "safe_mode" for r in state.trace):
+        entered_now = state.value_lock == "rollback" and not state.restored  # failed restore
+        if was_safe and not entered_now:
             stable = state.value_lock == "valid" and state.escalations == 0
             me.autonomy.safe_mode_left = mscp.safe_mode_left(
                 me.autonomy.safe_mode_left, stable=stable

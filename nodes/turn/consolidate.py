@@ -248,7 +248,7 @@ def _outcomes(me: Any) -> list[skai.OutcomeRecord]:
     ]
 
 
-def lesson_extract(state: TurnState, *, deps: Services) -> Update:
+def lesson_extract(state: TurnState, *, deps: Services, step: str) -> Update:
     """Compress repeated errors into an ``L-`` if/then/why lesson (≤1 per turn, cooldown 3)."""
     me = _meta(state)
     impact = max(state.me.metacog.regret if state.me else 0.0, 0.6 if state.error_tags else 0.0)
@@ -256,7 +256,7 @@ def lesson_extract(state: TurnState, *, deps: Services) -> Update:
         _outcomes(me),
         turn_index=state.turn_index,
         impact=impact,
-        last_lesson_turn=me.metacog.last_fired.get("lesson_extract"),
+        last_lesson_turn=me.metacog.last_fired.get(step),
     )
     if lesson is None:
         return {"closed": True, "note": "gate closed: no repeated, impactful error"}
@@ -265,7 +265,7 @@ def lesson_extract(state: TurnState, *, deps: Services) -> Update:
         deps.instance.metacog_dir / "lessons.jsonl", {"ts": deps.now().isoformat(), **record}
     )
     me.metacog.lessons = [*me.metacog.lessons, record][-32:]
-    me.metacog.last_fired["lesson_extract"] = state.turn_index
+    me.metacog.last_fired[step] = state.turn_index
     return {"me": me, "closed": True, "note": f"lesson {lesson.id}: {lesson.then}"}
 
 
@@ -320,7 +320,7 @@ def policy_shape(state: TurnState, *, deps: Services) -> Update:
     return {"me": me, "note": f"applied {key} from {choice.lesson_id}"}
 
 
-def self_authored_update(state: TurnState, *, deps: Services) -> Update:
+def self_authored_update(state: TurnState, *, deps: Services, step: str) -> Update:
     """Write at most one entry to a self-authored tab (min salience 0.6, cooldown 2)."""
     me = _meta(state)
     if state.tainted:
@@ -340,7 +340,7 @@ def self_authored_update(state: TurnState, *, deps: Services) -> Update:
     if not skai.self_authored_update_allowed(
         salience=salience,
         turn_index=state.turn_index,
-        last_update_turn=me.metacog.last_fired.get("self_authored_update"),
+        last_update_turn=me.metacog.last_fired.get(step),
     ):
         return {"skipped": f"{trigger}: anti-spam gate (salience {salience}, cooldown 2)"}
     store = skai.self_authored_store(trigger)
@@ -356,7 +356,7 @@ def self_authored_update(state: TurnState, *, deps: Services) -> Update:
             "review_date": (now + timedelta(days=30)).date().isoformat(),
         },
     )
-    me.metacog.last_fired["self_authored_update"] = state.turn_index
+    me.metacog.last_fired[step] = state.turn_index
     return {"me": me, "note": f"{store}: {text[:80]}"}
 
 
@@ -406,7 +406,7 @@ def self_reference_index(state: TurnState, *, deps: Services) -> Update:
     return {"sr": round(sr, 4), "note": f"SR={sr:.2f}"}
 
 
-def naming_operator_update(state: TurnState, *, deps: Services) -> Update:
+def naming_operator_update(state: TurnState, *, deps: Services, step: str) -> Update:
     """Name up to two recurring, salient concepts (repeats ≥2, salience ≥0.7, cooldown 4)."""
     me = _me(state)
     named = {c.cid for c in me.self_state.named_concepts.index}
@@ -420,7 +420,7 @@ def naming_operator_update(state: TurnState, *, deps: Services) -> Update:
     keys = skai.naming_candidates(
         stats,
         turn_index=state.turn_index,
-        last_naming_turn=me.metacog.last_fired.get("naming_operator_update"),
+        last_naming_turn=me.metacog.last_fired.get(step),
     )
     if not keys:
         return {"skipped": "no concept repeated ≥2 with salience ≥0.7 (or cooldown)"}
@@ -433,7 +433,7 @@ def naming_operator_update(state: TurnState, *, deps: Services) -> Update:
                 definition=f"a recurring topic: {key}",
             )
         )
-    me.metacog.last_fired["naming_operator_update"] = state.turn_index
+    me.metacog.last_fired[step] = state.turn_index
     return {"me": me, "new_names": list(keys), "note": f"named {', '.join(keys)}"}
 
 

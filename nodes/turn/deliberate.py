@@ -72,14 +72,14 @@ def mode_gate(state: TurnState, *, deps: Services) -> Update:
     }
 
 
-def presence_preface(state: TurnState, *, deps: Services) -> Update:
+def presence_preface(state: TurnState, *, deps: Services, step: str) -> Update:
     """Ask for an opinionated opening of the budgeted length, unless its cooldown holds."""
     assert state.me is not None
-    last = state.me.metacog.last_fired.get("presence_preface")
+    last = state.me.metacog.last_fired.get(step)
     if not skai.preface_allowed(state.mode, state.turn_index, last):
         return {"skipped": "spontaneity governor cooldown (2 turns)"}
     me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
-    me.metacog.last_fired["presence_preface"] = state.turn_index
+    me.metacog.last_fired[step] = state.turn_index
     n = max(1, state.effort.preface_sentences)
     return {
         "me": me,
@@ -88,7 +88,7 @@ def presence_preface(state: TurnState, *, deps: Services) -> Update:
     }
 
 
-def dual_stream_thoughts(state: TurnState, *, deps: Services) -> Update:
+def dual_stream_thoughts(state: TurnState, *, deps: Services, step: str) -> Update:
     """Publish a short ⟦ … ⟧ thought line when the governor samples it."""
     assert state.me is not None
     flags = {f"{state.mode}_mode"} if state.mode != "work" else set()
@@ -98,7 +98,7 @@ def dual_stream_thoughts(state: TurnState, *, deps: Services) -> Update:
         flags.add("meaning_gap")
     if skai.extract_mode_signals(state.user_text).high_ambiguity >= 0.5:
         flags.add("high_ambiguity")
-    last = state.me.metacog.last_fired.get("dual_stream_thoughts")
+    last = state.me.metacog.last_fired.get(step)
     if not skai.dual_stream_fires(
         flags, draw=_draw(state, "dual"), turn_index=state.turn_index, last_fired=last
     ):
@@ -108,7 +108,7 @@ def dual_stream_thoughts(state: TurnState, *, deps: Services) -> Update:
     if state.reality.gaps:
         line += f" Gap: {state.reality.gaps[0]}."
     me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
-    me.metacog.last_fired["dual_stream_thoughts"] = state.turn_index
+    me.metacog.last_fired[step] = state.turn_index
     thoughts = f"⟦ {line[: skai.INNER_THOUGHT_BLOCK_MAX_CHARS]} ⟧"
     return {"thoughts": thoughts, "me": me, "note": thoughts}
 

@@ -278,11 +278,11 @@ def _ambiguity(state: TurnState) -> float:
     return max(signals.high_ambiguity, 0.3 * len(state.reality.gaps))
 
 
-def self_initiated_reflection(state: TurnState, *, deps: Services) -> Update:
+def self_initiated_reflection(state: TurnState, *, deps: Services, step: str) -> Update:
     """Reflect spontaneously when ambiguity, drift or repetition cross their triggers."""
     assert state.me is not None
     habit = state.me.metacog.habit
-    last = state.me.metacog.last_fired.get("self_initiated_reflection")
+    last = state.me.metacog.last_fired.get(step)
     if not skai.reflection_triggered(
         ambiguity=_ambiguity(state),
         contradiction_detected=False,
@@ -299,7 +299,7 @@ def self_initiated_reflection(state: TurnState, *, deps: Services) -> Update:
         else "Am I drifting from how I want to speak?"
     )
     me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
-    me.metacog.last_fired["self_initiated_reflection"] = state.turn_index
+    me.metacog.last_fired[step] = state.turn_index
     return {"reflection": question, "me": me, "note": question}
 
 

@@ -133,3 +133,42 @@ def test_layers_scan_sees_function_local_imports(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from graph.deps import Deps\n    return Deps\n")
     assert ("graph.deps", 2) in _imports("state.probe", probe)
+
+
+# Names that are also state fields, route labels or metric keys, not references to a step.
+NOT_STEP_REFERENCES = {
+    "post_eval",  # TurnState.post_eval, the axes it writes
+    "inner_dialogue",  # a value of TurnState.lambda_route (the builder maps it to the step)
+    "survival_goals",  # a key of the workspace snapshot
+    "goal_mutation",  # a key of the motivation vector
+    "act",
+    "plan",
+    "naming",
+    "consolidate",
+    "drafts",
+    "review",
+    "ask",
+    "apply",
+    "resolve",
+    "evolve",
+    "predict",
+    "compare",
+    "motivation",
+    "stabilize",
+    "rollback",
+}
+
+
+def test_layers_no_step_module_names_another_step() -> None:
+    from graph.builder import TURN_STEPS
+    from graph.cycle_builder import CYCLE_STEPS, REFLECT_STEPS
+
+    steps = {*TURN_STEPS, *(n for n, _ in CYCLE_STEPS), *(n for n, _ in REFLECT_STEPS)}
+    named = []
+    for name, path in MODULES.items():
+        if not name.startswith("nodes."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in steps - NOT_STEP_REFERENCES:
+                named.append(f"{name}:{node.lineno} {node.value!r}")
+    assert named == []
