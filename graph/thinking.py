@@ -74,6 +74,26 @@ def think_text(
     return Thought(text, ok=True, ms=ms)
 
 
+GRAMMAR_MAX_CHARS = 160
+"""The longest string a grammar-constrained answer may hold (``grammar_safe``)."""
+
+
+def grammar_safe(schema: Any) -> Any:
+    """Cap every ``maxLength`` at ``GRAMMAR_MAX_CHARS`` in a schema sent as a llama.cpp grammar.
+
+    llama.cpp turns ``maxLength`` into a bounded repetition; a long one (1200) crashed its sampler
+    (a segfault in the embedded model). The answer is still validated against the full model.
+    """
+    if isinstance(schema, dict):
+        safe = {k: grammar_safe(v) for k, v in schema.items()}
+        if isinstance(safe.get("maxLength"), int) and safe["maxLength"] > GRAMMAR_MAX_CHARS:
+            safe["maxLength"] = GRAMMAR_MAX_CHARS
+        return safe
+    if isinstance(schema, list):
+        return [grammar_safe(v) for v in schema]
+    return schema
+
+
 def constrained(model: BaseChatModel, schema: dict[str, Any]) -> Any:
     """Bind constrained decoding for backends with one known way to do it.
 
@@ -82,7 +102,7 @@ def constrained(model: BaseChatModel, schema: dict[str, Any]) -> Any:
     (``structured_output.METHODS``) instead.
     """
     if type(model).__name__ == "ChatLlamaCpp":
-        return model.bind(response_format={"type": "json_object", "schema": schema})
+        return model.bind(response_format={"type": "json_object", "schema": grammar_safe(schema)})
     return model  # scripted test models and unknown backends: parse and validate the text
 
 
@@ -95,8 +115,8 @@ def bind_method(model: BaseChatModel, method: Method, schema: dict[str, Any]) ->
                 "json_schema": {"name": ANSWER_NAME, "schema": schema, "strict": False},
             }
         )
-    if method == "json_object":
-        return model.bind(response_format={"type": "json_object", "schema": schema})
+    if method == "json_object":  # llama.cpp's servers compile this schema into a grammar too
+        return model.bind(response_format={"type": "json_object", "schema": grammar_safe(schema)})
     if method == "function_calling":
         tool = {
             "type": "function",
