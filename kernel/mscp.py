@@ -37,6 +37,7 @@ Two consequences of the spec's numbers worth knowing:
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -46,6 +47,7 @@ import statistics
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from kernel.core import archetype_bonus, clamp, identity_hash
 
@@ -1487,3 +1489,206 @@ def safe_mode_left(left: int, *, stable: bool) -> int:
     if left == 0:
         return 0
     return left - 1 if stable else SAFE_MODE_STABLE_CYCLES
+
+
+# --- v4 layers that steer: affect, survival goals, Layer-1 risk (issue 13) ----------------------
+
+AFFECT_BIAS_MAX = 0.1  # heuristic: affect is a secondary signal (§7.1 "cannot dominate")
+SCOPE_RISK: Mapping[str, float] = MappingProxyType(  # heuristic: what an action can reach
+    {"pure": 0.0, "files": 0.15, "network": 0.25, "shell": 0.5}
+)
+MUTATING_RISK = 0.2  # heuristic: an action that may change something may not be reversible
+READ_ONLY_RISK_FACTOR = 0.5  # heuristic: a mutating skill asked for a read-only op
+UNTRUSTED_RISK = 0.1  # heuristic: its output is outside content
+READ_ONLY_OPS: frozenset[str] = frozenset({"read", "list", "get", "now", "search", "show"})
+MODERATION_SCALING = 0.5  # §8.3 MODERATED: scaling_reduction=0.5
+
+
+def motivation_drives(
+    affect: Mapping[str, float], *, drive: float, recent_error: float
+) -> dict[str, float]:
+    """Synthesize the motivation drives from the affect (§8.1 ``synthesize_motivation``).
+
+    Heuristic (the spec names the step, not the function): ``caution`` = max(anxiety,
+    frustration, min(ε, 1), 2·max(0, -valence)) — things go wrong, so prefer what is safe and
+    known; ``explore`` = curiosity times ``1 - caution/2`` — surprise in the learnable band,
+    damped by caution (excitement is things going well: it argues for exploiting);
+    ``drive`` is the goal motivation M, passed through.
+    Each is in [0, 1].
+    """
+    a = {dim: clamp(v) for dim, v in _affect(affect).items()}
+    if math.isnan(recent_error) or math.isnan(drive):
+        raise ValueError("drive and recent_error must not be NaN")
+    caution = clamp(max(a["anxiety"], a["frustration"], min(recent_error, 1.0), -2.0 * valence(a)))
+    explore = clamp(a["curiosity"] * (1.0 - 0.5 * caution))
+    return {"caution": caution, "explore": explore, "drive": clamp(drive)}
+
+
+def affect_bias(
+    drives: Mapping[str, float], *, success: float, risk: float, exploratory: float
+) -> float:
+    """Return the affect's term in a candidate's score, within ±0.1 (§7.1: it cannot dominate).
+
+    Caution favours safer, better-calibrated actions: ``caution · (2(success - 0.5) - risk)``;
+    the explore drive favours explore-type actions (``exploratory`` in [0, 1]: untried or
+    recently unused, explorer archetype): ``explore · exploratory``. The sum is clamped to
+    [-1, 1] and scaled by ``AFFECT_BIAS_MAX``.
+    """
+    for name, value in (("success", success), ("risk", risk), ("exploratory", exploratory)):
+        _check_unit(name, value)
+    caution = clamp(drives.get("caution", 0.0))
+    explore = clamp(drives.get("explore", 0.0))
+    raw = caution * (2.0 * (success - 0.5) - risk) + explore * exploratory
+    return AFFECT_BIAS_MAX * clamp(raw, -1.0, 1.0)
+
+
+def action_scope(tool: str, tool_input: Mapping[str, object], *, untrusted_output: bool) -> str:
+    """Return what an action reaches: ``shell``, ``network``, ``files`` or ``pure``.
+
+    From the input (a ``command`` runs a shell, a ``url`` reaches the network, a ``path`` the
+    files) and the tool's name for the shell; a skill declaring untrusted output reads outside
+    content, so at least files.
+    """
+    if tool == "shell" or "command" in tool_input or "cmd" in tool_input:
+        return "shell"
+    if "url" in tool_input:
+        return "network"
+    if "path" in tool_input or untrusted_output:
+        return "files"
+    return "pure"
+
+
+def action_risk(
+    tool: str, tool_input: Mapping[str, object], *, mutating: bool, untrusted_output: bool
+) -> tuple[float, str]:
+    """Assess an action's Layer-1 risk in [0, 1] from its scope, reversibility and trust (§8.3).
+
+    ``risk = SCOPE_RISK[scope] + 0.2·mutating (halved for a read-only op) + 0.1·untrusted``;
+    returns ``(risk, scope)``. A pure, non-mutating, trusted skill has risk 0.
+    """
+    scope = action_scope(tool, tool_input, untrusted_output=untrusted_output)
+    op = str(tool_input.get("op", "")).strip().casefold()
+    mutation = MUTATING_RISK * (READ_ONLY_RISK_FACTOR if op in READ_ONLY_OPS else 1.0)
+    risk = SCOPE_RISK[scope] + (mutation if mutating else 0.0)
+    risk += UNTRUSTED_RISK if untrusted_output else 0.0
+    return clamp(risk), scope
+
+
+def survival_book(
+    existing: Sequence[Mapping[str, Any]], wanted: Sequence[SurvivalGoal], *, cycle: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Keep one survival goal per threat kind (§7.2): refresh, add, end and expire them.
+
+    ``wanted`` are the goals the current threats ask for (Layer 0 already passed). A goal whose
+    threat persists is refreshed (priority, ``expires = cycle + TTL``, ``active``); a new kind
+    is added while fewer than 3 goals live (an ended one makes room first); a goal whose threat
+    has ended stays ``active=False`` until ``expires`` (10 cycles after the threat was last
+    seen), then is dropped. Duplicates of a kind collapse into the latest one. Returns the book
+    and the names added.
+    """
+    book: dict[str, dict[str, Any]] = {}
+    for g in existing:
+        kind = str(g.get("kind", ""))
+        if int(g.get("expires", 0)) <= cycle:
+            continue
+        if kind not in book or int(g["expires"]) > int(book[kind]["expires"]):
+            book[kind] = {**g, "active": False}
+    added = []
+    for goal in wanted:
+        entry = {
+            "name": goal.name,
+            "kind": goal.kind,
+            "priority": goal.priority,
+            "expires": cycle + goal.ttl,
+            "active": True,
+        }
+        if goal.kind not in book and len(book) >= SURVIVAL_MAX_GOALS:
+            ended = [k for k, g in book.items() if not g["active"]]
+            if not ended:
+                continue
+            del book[min(ended, key=lambda k: int(book[k]["expires"]))]
+        if goal.kind not in book:
+            added.append(goal.name)
+        book[goal.kind] = entry
+    ordered = sorted(book.values(), key=lambda g: (not g["active"], -float(g["priority"])))
+    return ordered, added
+
+
+# --- reflection edits the self, through the locks (issue 13 item 4) -----------------------------
+
+MAX_VALUE_WEIGHT_DELTA = MAX_IDENTITY_DELTA  # heuristic: a value weight is identity-level (0.05)
+SOUL_NARRATIVE_HEADING = "narrative"  # 002: soul.md holds name, ontology, identity narrative
+SOUL_NARRATIVE_MAX_CHARS = 1200  # heuristic: the narrative stays a short paragraph or two
+SOUL_EDIT_MAX_CHANGE = 0.6  # heuristic: at most 60% of the narrative changes per reflection
+
+
+def identity_stability(identity_volatility: float) -> float:
+    """Return identity stability ``1 - V_id`` in [0, 1] (what §4.1 ``request_unlock`` reads).
+
+    The same reading the cycle's threat assessment and §6.2 depth-2 conditions use.
+    """
+    if math.isnan(identity_volatility):
+        raise ValueError("identity_volatility must not be NaN")
+    return clamp(1.0 - identity_volatility)
+
+
+def clamp_value_weight(
+    weight: float, raw_delta: float, *, scaling: float, stabilization: bool
+) -> float:
+    """Return a value weight moved by its clamped delta (cap 0.05 times the scaling), in [0, 1]."""
+    _check_unit("weight", weight)
+    eff = effective_scaling(scaling, stabilization)
+    return clamp(weight + clamped_delta(raw_delta, MAX_VALUE_WEIGHT_DELTA, eff))
+
+
+def _soul_sections(text: str) -> tuple[list[str], int, int]:
+    """Return soul.md's lines and the [start, end) line range of the Narrative section's body."""
+    lines = text.splitlines()
+    start = end = -1
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            continue
+        if start >= 0 and end < 0:
+            end = index
+        if start < 0 and stripped.lstrip("#").strip().casefold() == SOUL_NARRATIVE_HEADING:
+            start = index + 1
+    if start >= 0 and end < 0:
+        end = len(lines)
+    return lines, start, end
+
+
+def soul_narrative(text: str) -> str:
+    """Return the body of soul.md's ``## Narrative`` section (empty when it has none)."""
+    lines, start, end = _soul_sections(text)
+    return "\n".join(lines[start:end]).strip() if start >= 0 else ""
+
+
+def soul_narrative_edit(text: str, narrative: str) -> tuple[str | None, str]:
+    """Return soul.md with only its Narrative section replaced, or ``(None, why)`` when refused.
+
+    Bounded (002 EVOLVE: "soul.md identity updates"; R3 keeps the name and identity): the name
+    heading and every other section stay byte for byte; the new narrative is plain text (no
+    heading line), 1..1200 characters, and differs from the old by at most 60% (``1 -``
+    difflib's ratio). A soul without a Narrative section gets one appended.
+    """
+    new = narrative.strip()
+    if not new:
+        return None, "empty narrative"
+    if len(new) > SOUL_NARRATIVE_MAX_CHARS:
+        return None, f"narrative of {len(new)} characters exceeds {SOUL_NARRATIVE_MAX_CHARS}"
+    if any(line.lstrip().startswith("#") for line in new.splitlines()):
+        return None, "a narrative may not add headings (the name and sections are invariant)"
+    old = soul_narrative(text)
+    if new == old:
+        return None, "no change"
+    change = 1.0 - difflib.SequenceMatcher(None, old, new).ratio() if old else 0.0
+    if change > SOUL_EDIT_MAX_CHANGE:
+        return None, f"changes {change:.0%} of the narrative (at most {SOUL_EDIT_MAX_CHANGE:.0%})"
+    lines, start, end = _soul_sections(text)
+    if start < 0:
+        body = text.rstrip("\n")
+        return f"{body}\n\n## Narrative\n{new}\n", "narrative section added"
+    tail = lines[end:]
+    rebuilt = [*lines[:start], *new.splitlines(), *([""] if tail else []), *tail]
+    return "\n".join(rebuilt).rstrip("\n") + "\n", f"narrative changed by {change:.0%}"

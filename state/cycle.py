@@ -48,6 +48,13 @@ class ActionCandidate(BaseModel):
     breakdown: str = ""
     success_estimate: float = 0.5
     counterfactual: str = ""
+    risk: float = 0.0
+    """Layer-1 risk of the action (scope, reversibility, trust; ``mscp.action_risk``)."""
+    scope: str = "pure"
+    layer1: str = "ALLOWED"
+    """The ethical kernel's Layer-1 decision: ALLOWED or MODERATED (risk > tolerance)."""
+    affect: float = 0.0
+    """The affect's term in the score (``mscp.affect_bias``, within ±0.1)."""
 
 
 class CycleInput(BaseModel):
@@ -72,6 +79,10 @@ class CycleState(CycleInput):
     budget: float = 1.0
     threats: list[dict[str, Any]] = Field(default_factory=list)
     motivation: float = 0.0
+    drives: dict[str, float] = Field(default_factory=dict)
+    """Motivation drives synthesized from the affect (caution, explore, drive)."""
+    pursued: list[dict[str, Any]] = Field(default_factory=list)
+    """The goals this cycle may pursue, ranked: active survival goals first (motivation)."""
     workspace: dict[str, Any] = Field(default_factory=dict)
     question: str = ""
     candidates: list[ActionCandidate] = Field(default_factory=list)

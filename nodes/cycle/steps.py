@@ -55,6 +55,18 @@ GOAL_SKILLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("beliefs", {}),
     ("clock", {"op": "now"}),
 )
+# How a survival goal is pursued: the introspection skills that look at what its threat erodes.
+# Conserving the budget has no skill of its own (every pass costs the same): it steers by goal.
+SURVIVAL_SKILLS: dict[str, tuple[str, ...]] = {
+    "IDENTITY_EROSION": ("beliefs", "recall"),
+    "BELIEF_COLLAPSE": ("beliefs", "gaps"),
+    "ETHICAL_BREACH": ("recall",),
+    "CONVERGENCE_FAILURE": ("recall", "gaps"),
+}
+SURVIVAL_PRESSURE = 0.1
+"""Heuristic: a survival goal of priority p adds 0.1·p to the skills that look at its threat."""
+RECENT_USES = 3
+"""Recently used skills (the use log's tail) are not novel: recency penalty, no explore bonus."""
 
 
 def _me(state: CycleState) -> Any:
@@ -137,9 +149,12 @@ def threat_assessment(state: CycleState, *, deps: Services) -> Update:
     # Normalised entropy is ~1 for any set of similar weights, so it would read as a permanent
     # BELIEF_COLLAPSE; the collapse signal used here is how weak the beliefs have become.
     collapse = 1.0 - sum(weights) / len(weights) if weights else 0.0
+    # The budget the last cycle closed with (persisted) counts too: a cycle whose work spent its
+    # budget leaves the next one depleted, not fresh from the reset (§8.1 assesses the threats
+    # from the last broadcast state, before this cycle's work).
     threats = mscp.assess_threats(
         identity_stability=_identity_stability(state),
-        budget=state.budget,
+        budget=min(state.budget, me.budget.remaining),
         belief_entropy=collapse,
         ethical_violation=False,
         composite_stability=me.stability.composite,
@@ -157,13 +172,17 @@ def threat_assessment(state: CycleState, *, deps: Services) -> Update:
 
 
 def survival_goals(state: CycleState, *, deps: Services) -> Update:
-    """Generate survival goals (≤3, priority ≤0.85, TTL 10), each checked by Layer 0 first."""
+    """Keep one survival goal per threat (≤3, priority ≤0.85, TTL 10), Layer 0 checked first.
+
+    A threat at CAUTION or above creates its goal once and refreshes it while it lasts; the goal
+    is pursued (motivation ranks it first) only while its threat is active, and expires 10
+    cycles after the threat was last seen (``mscp.survival_book``).
+    """
     me = _me(state)
-    alive = [g for g in me.autonomy.survival_goals if g["expires"] > me.autonomy.cycle]
     threats = [mscp.Threat(t["kind"], t["level"], t["intensity"]) for t in state.threats]
-    added = []
     core = {v.name for v in state.values if v.status == "active"}
-    for goal in mscp.survival_goals(threats, active=len(alive)):
+    wanted = []
+    for goal in mscp.survival_goals(threats, active=0):
         verdict = mscp.ethical_verdict(
             mscp.ProposedChange(kind="goal_add", target=goal.name, description=goal.name),
             core_values=core,
@@ -172,19 +191,15 @@ def survival_goals(state: CycleState, *, deps: Services) -> Update:
         )
         if verdict.layer == 0 and verdict.decision == "BLOCKED":
             continue
-        alive.append(
-            {
-                "name": goal.name,
-                "kind": goal.kind,
-                "priority": goal.priority,
-                "expires": me.autonomy.cycle + goal.ttl,
-            }
-        )
-        added.append(goal.name)
-    me.autonomy.survival_goals = alive[:3]
-    if not added and not alive:
+        wanted.append(goal)
+    book, added = mscp.survival_book(me.autonomy.survival_goals, wanted, cycle=me.autonomy.cycle)
+    me.autonomy.survival_goals = book
+    if not book:
         return {"me": me, "skipped": "no threat at CAUTION or above"}
-    return {"me": me, "note": f"active survival goals: {[g['name'] for g in alive]}"}
+    listed = [
+        f"{g['name']} ({'active' if g['active'] else 'ended'}, until {g['expires']})" for g in book
+    ]
+    return {"me": me, "note": f"survival goals: {listed}; added {added}"}
 
 
 def _active_goals(state: CycleState) -> list[YearGoal]:
@@ -196,32 +211,59 @@ def _active_goals(state: CycleState) -> list[YearGoal]:
 
 
 def motivation(state: CycleState, *, deps: Services) -> Update:
-    """Synthesize the drive of this cycle from the top goal and the affect."""
+    """Synthesize the drives of this cycle: the goals to pursue and the affect's drives.
+
+    Active survival goals come first (priority = their weight, §8.1 ``GoalManager.inject``),
+    then the loop's goals by weight. The drives (caution, explore) come from the affect and the
+    recent prediction error (``mscp.motivation_drives``); predict and act read both through the
+    workspace.
+    """
     assert state.me is not None
-    goals = _active_goals(state)
-    if not goals:
-        return {"motivation": 0.0, "skipped": "no active goal"}
+    survival = [
+        {"name": g["name"], "weight": float(g["priority"]), "survival": g["kind"]}
+        for g in state.me.autonomy.survival_goals
+        if g.get("active")
+    ]
+    pursued = survival + [
+        {"name": g.goal.name, "weight": g.goal.weight, "survival": ""} for g in _active_goals(state)
+    ]
+    errors = state.me.autonomy.prediction_errors[-mscp.CALIBRATION_WINDOW :]
+    recent = sum(errors) / len(errors) if errors else 0.0
     values = [v.weight for v in state.values if v.status == "active"]
-    drive = mscp.motivation(values, goals[0].goal.weight)
-    curiosity = state.me.affect.curiosity
+    drive = mscp.motivation(values, pursued[0]["weight"]) if pursued else 0.0
+    drives = mscp.motivation_drives(state.me.affect.model_dump(), drive=drive, recent_error=recent)
+    drives = {k: round(v, 4) for k, v in drives.items()}
+    update: Update = {"motivation": round(drive, 4), "drives": drives, "pursued": pursued}
+    if not pursued:
+        return {**update, "skipped": "no active goal"}
     return {
-        "motivation": round(drive, 4),
-        "note": f"top goal {goals[0].goal.name!r}: M={drive:.3f}, curiosity {curiosity:.2f}",
+        **update,
+        "note": f"top goal {pursued[0]['name']!r}: M={drive:.3f}, drives {drives}",
     }
 
 
 def workspace_broadcast(state: CycleState, *, deps: Services) -> Update:
     """Publish the snapshot every later step reads (global workspace)."""
     assert state.me is not None
+    me = state.me
+    errors = me.autonomy.prediction_errors[-mscp.CALIBRATION_WINDOW :]
     snapshot = {
-        "cycle": state.me.autonomy.cycle,
+        "cycle": me.autonomy.cycle,
         "kind": state.kind,
-        "identity_hash": state.me.identity.identity_hash,
-        "composite": state.me.stability.composite,
+        "identity_hash": me.identity.identity_hash,
+        "composite": me.stability.composite,
         "budget": state.budget,
-        "valence": round(mscp.valence(state.me.affect.model_dump()), 4),
-        "survival_goals": [g["name"] for g in state.me.autonomy.survival_goals],
+        "affect": {k: round(v, 4) for k, v in me.affect.model_dump().items()},
+        "valence": round(mscp.valence(me.affect.model_dump()), 4),
+        "drives": dict(state.drives),
+        "goals": [dict(g) for g in state.pursued],
+        "survival_goals": [g["name"] for g in me.autonomy.survival_goals if g.get("active")],
+        "risk_tolerance": me.autonomy.exploration_risk_tolerance,
+        "calibration": round(sum(errors) / len(errors), 4) if errors else None,
+        "recent_skills": [u.tool for u in me.self_state.tools.use_log[-RECENT_USES:]],
+        "stale": dict(me.autonomy.stale),
     }
+    # predict and act read the cycle's situation from here, not from the raw state (§8.1).
     return {"workspace": snapshot, "note": str(snapshot)}
 
 
@@ -239,11 +281,19 @@ class Forecasts(BaseModel):
     outcomes: list[Forecast] = Field(max_length=6)
 
 
+def _top_goal(state: CycleState) -> dict[str, Any]:
+    """The goal the workspace broadcasts first (an active survival goal, else the top goal)."""
+    goals = state.workspace.get("goals") or []
+    if goals:
+        return dict(goals[0])
+    return {"name": "keep my self-model coherent", "weight": None, "survival": ""}
+
+
 def _candidates(state: CycleState, deps: Services) -> tuple[list[ActionCandidate], str]:
     assert state.me is not None
     known = deps.skills()
-    goals = _active_goals(state)
-    goal = goals[0].goal.name if goals else "keep my self-model coherent"
+    top = _top_goal(state)
+    goal = str(top["name"])
     question = ""
     found: list[tuple[str, dict[str, Any]]] = []
     if state.kind == "explore":
@@ -349,7 +399,10 @@ def _predict_context(
     except OSError:
         soul = ""
     values = ", ".join(f"{v.name} {v.weight:.2f}" for v in state.values if v.status == "active")
-    goals = "; ".join(f"{g.goal.name} ({g.goal.status})" for g in _active_goals(state)[:3])
+    goals = "; ".join(
+        f"{g['name']} ({'survival' if g.get('survival') else 'goal'} {float(g['weight']):.2f})"
+        for g in (state.workspace.get("goals") or [])[:3]
+    )
     words = {found[0].goal.lower(), *(c.skill for c in found)}
     memories = [
         e.description
@@ -372,30 +425,66 @@ def _success_rate(pair: list[int] | None) -> float:
     return pair[0] / pair[1]
 
 
-def act(state: CycleState, *, deps: Services) -> Update:
-    """DECIDE (B = M × A × P + archetype bonus) then ACT through the action gateway."""
+def _score(state: CycleState, known: Any) -> list[ActionCandidate]:
+    """Score the candidates from the workspace: B = M × A × P, bonuses, affect, Layer-1 risk.
+
+    The goal weight, the drives, the recently used skills, the staleness and the Layer-1
+    tolerance are read from the workspace snapshot (what ``workspace_broadcast`` published).
+    A candidate whose risk exceeds the tolerance is MODERATED: its score is scaled by 0.5
+    (§8.3 ``scaling_reduction``) and it may not run this cycle.
+    """
     assert state.me is not None
-    known = deps.skills()
+    ws = state.workspace
     weights = state.me.psyche.archetypes.as_dict()
     values = {v.name: v.weight for v in state.values}
-    goal_weight = _active_goals(state)[0].goal.weight if _active_goals(state) else None
-    used = [u.tool for u in state.me.self_state.tools.use_log[-3:]]
+    top = _top_goal(state)
+    goal_weight = float(top["weight"]) if top.get("weight") is not None else None
+    used = list(ws.get("recent_skills") or [])
+    drives = dict(ws.get("drives") or {})
+    stale = dict(ws.get("stale") or {})
+    tolerance = float(ws.get("risk_tolerance", state.me.autonomy.exploration_risk_tolerance))
+    core = {v.name for v in state.values if v.status == "active"}
+    # A pursued survival goal presses for the skills that look at what its threat erodes.
+    wanted = SURVIVAL_SKILLS.get(str(top.get("survival") or ""), ())
+    press = SURVIVAL_PRESSURE * float(top["weight"]) if wanted else 0.0
     scored = []
     for c in state.candidates:
         m = mscp.motivation([values[n] for n in c.aligned_values], goal_weight)
         a = 1.0 if c.skill in known else 0.0
-        p = mscp.prompt_strength(
-            direct=True, staleness_cycles=state.me.autonomy.stale.get(c.goal, 0)
-        )
+        p = mscp.prompt_strength(direct=True, staleness_cycles=int(stale.get(c.goal, 0)))
         b = mscp.bmap(m, a, p)
+        risk, scope = 0.0, "none"  # a missing skill runs nothing (its gap becomes a goal)
+        if c.skill in known:
+            manifest = known[c.skill][1]
+            risk, scope = mscp.action_risk(
+                c.skill,
+                c.input,
+                mutating=manifest.mutating,
+                untrusted_output=manifest.untrusted_output,
+            )
+        exploratory = min(1.0, (c.skill not in used) + 0.5 * (c.archetype == "explorer"))
+        bias = mscp.affect_bias(
+            drives, success=c.success_estimate, risk=risk, exploratory=exploratory
+        )
+        verdict = mscp.ethical_verdict(
+            mscp.ProposedChange(kind="action", target=c.skill, description=c.name, risk=risk),
+            core_values=core,
+            exploration_risk_tolerance=tolerance,
+        )
         score, text = mscp.score_breakdown(
             base=b,
             recency=-0.05 if c.skill in used else 0.0,
             novelty=0.05 if c.skill not in used else 0.0,
             episodic=EPISODIC_WEIGHT * (c.success_estimate - 0.5),
-            pressure=0.0,
+            pressure=press if c.skill in wanted and c.goal == top["name"] else 0.0,
             archetype_weight=weights.get(c.archetype, 0.5),
         )
+        score += bias
+        text = f"{text[:-1]} affect={bias:+.3f} risk={risk:.2f}"
+        if verdict.decision != "ALLOWED":
+            score *= mscp.MODERATION_SCALING
+            text += f" {verdict.decision.lower()}: {verdict.rule}"
+        text += "]"
         scored.append(
             c.model_copy(
                 update={
@@ -405,12 +494,45 @@ def act(state: CycleState, *, deps: Services) -> Update:
                     "b": round(b, 4),
                     "score": round(score, 4),
                     "breakdown": text,
+                    "risk": round(risk, 4),
+                    "scope": scope,
+                    "layer1": verdict.decision,
+                    "affect": round(bias, 4),
                 }
             )
         )
+    return scored
+
+
+def act(state: CycleState, *, deps: Services) -> Update:
+    """DECIDE (B = M × A × P + bonuses + affect, Layer-1 moderated) then ACT (action gateway)."""
+    assert state.me is not None
+    known = deps.skills()
+    scored = _score(state, known)
     if not scored:
         return {"status": "skipped", "decision": "no candidates", "skipped": "nothing to do"}
-    best = max(range(len(scored)), key=lambda i: scored[i].score)
+    ranked = sorted(range(len(scored)), key=lambda i: -scored[i].score)
+    moderated = [scored[i] for i in ranked if scored[i].layer1 != "ALLOWED"]
+    allowed = [i for i in ranked if scored[i].layer1 == "ALLOWED"]
+    if moderated:  # downgraded (score × 0.5) and not run this cycle; recorded
+        DataWriter(deps.instance, state.kind).remember(
+            "Layer 1 moderated "
+            + ", ".join(f"{c.skill} (risk {c.risk:.2f}, {c.scope})" for c in moderated)
+            + f" above tolerance {state.workspace.get('risk_tolerance')}",
+            author="kernel",
+            situation="cycle",
+            step="layer1",
+            moderated=[c.skill for c in moderated],
+        )
+    if not allowed:
+        return {
+            "candidates": scored,
+            "status": "skipped",
+            "decision": "Layer 1 moderated every candidate: skipped",
+            "outcome": {"status": "skipped", "moderated": [c.skill for c in moderated]},
+            "skipped": "every candidate's risk exceeds the Layer-1 tolerance",
+        }
+    best = allowed[0]
     choice = scored[best]
     if choice.m < mscp.MOTIVATION_SKIP:
         DataWriter(deps.instance, state.kind).remember(
@@ -476,6 +598,9 @@ def act(state: CycleState, *, deps: Services) -> Update:
         situation="cycle",
         goal=choice.goal,
         skill=choice.skill,
+        scores={c.skill: c.score for c in scored},
+        affect_terms={c.skill: c.affect for c in scored},
+        drives=dict(state.workspace.get("drives") or {}),
     )
     if state.kind == "explore":
         found = ", ".join(f"{k}" for k in result.output)[:200] or result.detail
