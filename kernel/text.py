@@ -95,8 +95,8 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
 
     Drops every sentence or line of ``reply`` that is ``said`` again, word for word (case,
     punctuation and quotes ignored). Short messages (``min_chars``) are left alone: "Thanks!"
-    answered with "Thanks!" is not an echo worth removing. Returns ``reply`` unchanged when
-    removing the echo would leave nothing.
+    answered with "Thanks!" is not an echo worth removing. A reply that was nothing but the
+    echo comes back as ``""``: the caller decides what to say instead.
     """
     target = _squash(said)
     if len(target) < min_chars:
@@ -107,8 +107,7 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
         kept = [p for p in parts if _squash(p) != target and not _squash(p).startswith(target)]
         if kept or not line.strip():
             kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)
-    cleaned = "\n".join(kept_lines).strip()
-    return cleaned or reply
+    return "\n".join(kept_lines).strip()
 
 
 def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:

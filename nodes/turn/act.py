@@ -18,7 +18,7 @@ from kernel.grammar import render_reply
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import overlap, sentences, strip_echo, strip_scaffold
 from nodes.services import Services
-from nodes.turn.deliberate import draft_values
+from nodes.turn.deliberate import FALLBACKS, draft_values
 from prompts import render as render_prompt
 from prompts import template
 from state.grammars import resolve_grammar
@@ -263,6 +263,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     sources = [*state.context_memories, *state.beliefs, *(x.user for x in state.history)]
     sources += [state.user_text, *(str(c.output) for c in state.tool_calls if c.status == "ok")]
     draft = strip_scaffold(strip_echo(draft, state.user_text), prompt_headings())
+    if not draft.strip():  # the model only repeated the message (or copied the prompt)
+        draft = FALLBACKS[state.surface.modality]
+        degraded.append("compose_final: the draft only repeated the message; fallback used")
     unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)

@@ -436,3 +436,14 @@ def test_a_reply_that_restates_a_corrected_fact_gets_the_correction(
     assert "The user lives in Porto (corrected from Lisbon)." in state.beliefs
     assert state.reply.startswith("You live in Lisbon.")  # what the model said stays visible
     assert state.reply.rstrip().endswith("(Correction: Lisbon is out of date; it is Porto now.)")
+
+
+def test_a_draft_that_only_repeats_the_message_becomes_a_fallback(
+    instance: Instance, tmp_path: Path
+) -> None:
+    said = "Tell me something interesting about octopuses."
+    deps = scripted_deps(instance, ScriptedChatModel(replies=[said]))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), said)
+    assert said not in state.reply and state.reply.strip()
+    assert any("only repeated the message" in d for d in state.degraded)
