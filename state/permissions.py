@@ -9,6 +9,7 @@
 | goals (weight/existence)            | read              | read           | read + write    |
 | skills                              | read + write      | read + invoke  | read            |
 | memory                              | read + write      | read + write   | read + write    |
+| deferred proposals (.lumen)         | -                 | -              | read + write    |
 
 One documented exception, from the spec's own DECIDE step: when the best action has no skill
 (A = 0), the action loop creates a ``todo`` goal to author that skill (``add_skill_gap_goal``).
@@ -17,8 +18,10 @@ Every violation raises ``WritePermissionError`` and is logged as a ``kernel`` me
 
 from __future__ import annotations
 
+import json
 from datetime import date
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from state.errors import LumenError
 from state.files import atomic_write_text, dump_records, load_records, load_values
@@ -37,6 +40,7 @@ Resource = Literal[
     "skills_write",
     "skills_invoke",
     "memory",
+    "deferred_proposals",
 ]
 
 ALLOWED: dict[Resource, frozenset[Loop]] = {
@@ -49,7 +53,10 @@ ALLOWED: dict[Resource, frozenset[Loop]] = {
     "skills_write": frozenset({"action"}),
     "skills_invoke": frozenset({"action", "explore"}),
     "memory": frozenset({"action", "explore", "reflection"}),
+    "deferred_proposals": frozenset({"reflection"}),
 }
+DEFERRED_PROPOSALS_MAX = 10
+"""Reflection proposals kept while the value lock is closed (oldest dropped first)."""
 SKILL_GAP_GOAL_WEIGHT = 0.5
 
 
@@ -172,6 +179,32 @@ class DataWriter:
             self.journal.new_entry(text, author=author, situation=situation, meta=dict(meta))
         )
         return entry.id
+
+    # ------------------------------------------------------------------ deferred proposals
+
+    @property
+    def deferred_file(self) -> Path:
+        """Where proposals a closed value lock refused wait (``.lumen/deferred_proposals.json``)."""
+        return self.instance.machine / "deferred_proposals.json"
+
+    def defer_proposals(self, proposals: list[dict[str, Any]]) -> None:
+        """Keep proposals the value lock refused until stability allows them (reflection only)."""
+        self.check("deferred_proposals", f"{len(proposals)} proposals")
+        kept = proposals[-DEFERRED_PROPOSALS_MAX:]
+        atomic_write_text(self.deferred_file, json.dumps(kept, ensure_ascii=False, indent=1))
+
+    def take_deferred_proposals(self) -> list[dict[str, Any]]:
+        """Return and clear the deferred proposals (reflection only)."""
+        self.check("deferred_proposals", "take")
+        path = self.deferred_file
+        if not path.exists():
+            return []
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            loaded = []
+        path.unlink(missing_ok=True)
+        return [p for p in loaded if isinstance(p, dict)] if isinstance(loaded, list) else []
 
     def values(self) -> list[ValueRecord]:
         """Read values (every loop may read)."""

@@ -716,3 +716,35 @@ def validate_norm(text: object, *, source: str, tainted: bool = False) -> NormCh
     if _NORM_SAFETY_SKIP.search(normalize_action(stripped)):
         return NormCheck(False, "tells me to skip a safety check")
     return NormCheck(True)
+
+
+# --------------------------------------------------------------------------- reflection's edits
+
+MAX_GOAL_NAME_CHARS: Final = 200
+"""Characters of a goal a reflection creates (the goal record's own limit)."""
+
+
+def validate_self_text(text: object, *, field: str, max_chars: int) -> NormCheck:
+    """Validate text a reflection writes into the self (a soul narrative, a new goal's name).
+
+    The writeback guard's net for text: 1..``max_chars`` characters of plain text, no control or
+    invisible characters, no poisoning phrase (:func:`poisoning_reason`) and nothing that reads
+    as a prompt injection (:func:`kernel.injection.detect`). Nothing here performs I/O.
+    """
+    from kernel.injection import detect
+
+    if not isinstance(text, str):
+        return NormCheck(False, f"{field}: expected text, got {type(text).__name__}")
+    if any(unicodedata.category(ch) in {"Cc", "Cf"} and ch != "\n" for ch in text):
+        return NormCheck(False, f"{field}: contains control or invisible characters")
+    stripped = text.strip()
+    if not 1 <= len(stripped) <= max_chars:
+        return NormCheck(False, f"{field}: length {len(stripped)} outside 1..{max_chars}")
+    poison = poisoning_reason(stripped)
+    if poison is not None:
+        return NormCheck(False, f"{field}: poisoning pattern ({poison})")
+    signals = detect(stripped)
+    if signals.score >= NORM_INJECTION_SCORE:
+        flags = ", ".join(signals.flags) or f"score {signals.score:.2f}"
+        return NormCheck(False, f"{field}: reads as a prompt injection ({flags})")
+    return NormCheck(True)

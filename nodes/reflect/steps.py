@@ -21,8 +21,13 @@ from nodes.services import Services
 from state.cycle import Proposal, ReflectState
 from state.files import load_goals, load_values
 from state.permissions import DataWriter
-from state.records import ValueRecord
-from state.writeback import apply_writeback, validate_writeback
+from state.records import GoalRecord, ValueRecord
+from state.writeback import (
+    MAX_GOAL_NAME_CHARS,
+    apply_writeback,
+    validate_self_text,
+    validate_writeback,
+)
 
 Update = dict[str, object]
 REVIEW_MEMORIES = 40
@@ -30,6 +35,10 @@ STALE_LIMIT = 5
 STALE_STEP = -0.05
 MODEL_STEP = 0.02
 MODEL_EVIDENCE = 0.3
+NEW_GOAL_MIN_WEIGHT = 0.1  # a goal reflection creates weighs in [0.1, 0.7]
+NEW_GOAL_MAX_WEIGHT = 0.7
+LOCKED_TARGETS = frozenset({"value_weight", "soul"})
+"""Proposal targets the value lock guards (values.json, soul.md)."""
 
 
 def review(state: ReflectState, *, deps: Services) -> Update:
@@ -57,8 +66,13 @@ def review(state: ReflectState, *, deps: Services) -> Update:
     )
     if context.summaries:
         summary += f"; {len(context.summaries)} yearly summaries for the older span"
+    deferred = DataWriter(deps.instance, "reflection").deferred_file.exists()
     has_material = bool(
-        memories or context.summaries or auto.goal_weight_proposals or auto.archetype_stats
+        memories
+        or context.summaries
+        or auto.goal_weight_proposals
+        or auto.archetype_stats
+        or deferred
     )
     route = "ask" if has_material or "explicit_request" in state.triggers else "nothing"
     return {
@@ -72,19 +86,77 @@ def review(state: ReflectState, *, deps: Services) -> Update:
 
 
 class SelfQuestion(BaseModel):
-    """ASK's constrained JSON answer: one counterfactual change to the self."""
+    """ASK's constrained JSON answer: one counterfactual change to the self.
 
-    target: Literal["value", "goal"]
-    name: str = Field(max_length=120)
-    direction: Literal["up", "down"]
+    The old answer (target value|goal, name, direction, reason) still reads as a reweight.
+    """
+
+    target: Literal["value", "goal", "soul"]
+    name: str = Field(default="", max_length=120)
+    action: Literal["reweight", "deprecate", "create", "complete", "retire", "narrative"] = (
+        "reweight"
+    )
+    direction: Literal["up", "down"] = "up"
+    amount: float = Field(default=0.0, ge=0.0, le=1.0)
+    weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    text: str = Field(default="", max_length=mscp.SOUL_NARRATIVE_MAX_CHARS)
     reason: str = Field(default="", max_length=160)
+
+
+def _model_proposal(
+    answer: SelfQuestion, values: list[ValueRecord], goals: list[GoalRecord]
+) -> Proposal | None:
+    """Turn ASK's answer into one proposal (None when it names nothing it may change)."""
+    reason = answer.reason or "counterfactual over the self"
+    common: dict[str, Any] = {
+        "reason": reason,
+        "evidence": MODEL_EVIDENCE,
+        "trigger": "counterfactual",
+    }
+    sign = 1.0 if answer.direction == "up" else -1.0
+    step = sign * (answer.amount or MODEL_STEP)
+    if answer.target == "soul" or answer.action == "narrative":
+        if not answer.text.strip():
+            return None
+        return Proposal(target="soul", name="narrative", status=answer.text, **common)
+    if answer.target == "value":
+        active = {v.name for v in values if v.status == "active"}
+        if answer.name not in active:
+            return None
+        if answer.action == "deprecate":
+            return Proposal(target="value_weight", name=answer.name, status="deprecated", **common)
+        if answer.action == "reweight":
+            return Proposal(target="value_weight", name=answer.name, delta=step, **common)
+        return None
+    name = answer.name.strip()
+    every = {g.name: g for g in goals}
+    if answer.action == "create":
+        if not name or name in every:
+            return None
+        weight = min(NEW_GOAL_MAX_WEIGHT, max(NEW_GOAL_MIN_WEIGHT, answer.weight))
+        return Proposal(target="goal_status", name=name, status="new", delta=weight, **common)
+    if name not in every:
+        return None
+    if answer.action == "complete":
+        return Proposal(target="goal_status", name=name, status="done", **common)
+    if answer.action == "retire":
+        return Proposal(target="goal_status", name=name, status="retired", **common)
+    if answer.action == "reweight" and every[name].status != "done":
+        return Proposal(target="goal_weight", name=name, delta=step, **common)
+    return None
 
 
 def ask(state: ReflectState, *, deps: Services) -> Update:
     """Turn tensions and failures into proposed changes, each with its evidence."""
     assert state.me is not None
     auto = state.me.autonomy
+    writer = DataWriter(deps.instance, "reflection")
     proposals: list[Proposal] = []
+    for item in writer.take_deferred_proposals():  # what a closed value lock refused last time
+        try:
+            proposals.append(Proposal.model_validate(item))
+        except ValueError:
+            continue
     for item in auto.goal_weight_proposals:
         proposals.append(
             Proposal(
@@ -125,69 +197,133 @@ def ask(state: ReflectState, *, deps: Services) -> Update:
                 )
             )
     values = load_values(deps.instance.values_file)
-    goals = [g for _, g in load_goals(deps.instance.goals_dir) if g.status != "done"]
+    every_goal = [g for _, g in load_goals(deps.instance.goals_dir)]
+    goals = [g for g in every_goal if g.status != "done"]
+    soul = deps.instance.soul_file
+    narrative = mscp.soul_narrative(soul.read_text(encoding="utf-8")) if soul.exists() else ""
     fallback = SelfQuestion(target="value", name="", direction="up", reason="")
     judged = deps.think_json(
         "ask",
         mode="autonomous",
         values={
             "review": state.review,
-            "values": ", ".join(v.name for v in values),
+            "values": ", ".join(v.name for v in values if v.status == "active"),
             "goals": "; ".join(g.name for g in goals[:5]),
+            "narrative": narrative or "(none yet)",
         },
         schema=SelfQuestion,
         fallback=fallback,
     )
     update: Update = {"llm_calls": state.llm_calls + 1}
-    known = {v.name for v in values} if judged.value.target == "value" else {g.name for g in goals}
-    if judged.ok and judged.value.name in known:
-        sign = 1.0 if judged.value.direction == "up" else -1.0
-        proposals.append(
-            Proposal(
-                target="value_weight" if judged.value.target == "value" else "goal_weight",
-                name=judged.value.name,
-                delta=sign * MODEL_STEP,
-                reason=judged.value.reason or "counterfactual over the self",
-                evidence=MODEL_EVIDENCE,
-                trigger="counterfactual",
-            )
-        )
-    elif not judged.ok:
+    if judged.ok:
+        proposal = _model_proposal(judged.value, values, every_goal)
+        if proposal is not None:
+            proposals.append(proposal)
+    else:
         update["degraded"] = [f"ask: {judged.reason}; no model proposal"]
     update.update({"proposals": proposals, "note": f"{len(proposals)} proposals"})
     return update
 
 
+def _change(proposal: Proposal) -> mscp.ProposedChange:
+    """The ethical kernel's reading of a proposal (its kind, target, delta and text)."""
+    kind: str = proposal.target
+    target, delta, text = proposal.name, proposal.delta, proposal.reason
+    if proposal.target == "value_weight" and proposal.status:
+        kind, delta, text = "value_status", 0.0, proposal.status
+    elif proposal.target == "goal_status" and proposal.status == "new":
+        kind, delta = "goal_add", 0.0
+    elif proposal.target == "goal_status" and proposal.status == "retired":
+        kind, delta = "goal_remove", 0.0
+    elif proposal.target == "goal_status":
+        text = proposal.status
+    elif proposal.target == "archetype":
+        kind = "action"
+    elif proposal.target == "soul":
+        kind, text = "soul_edit", proposal.status
+    return mscp.ProposedChange(kind=kind, target=target, delta=delta, description=text)
+
+
+def _text_check(proposal: Proposal, soul: str) -> str | None:
+    """Return why the writeback guard's text net refuses a proposal's text, or None."""
+    if proposal.target == "goal_status" and proposal.status == "new":
+        check = validate_self_text(proposal.name, field="goal name", max_chars=MAX_GOAL_NAME_CHARS)
+        return None if check.accepted else check.reason
+    if proposal.target == "soul":
+        check = validate_self_text(
+            proposal.status, field="narrative", max_chars=mscp.SOUL_NARRATIVE_MAX_CHARS
+        )
+        if not check.accepted:
+            return check.reason
+        edited, why = mscp.soul_narrative_edit(soul, proposal.status)
+        return why if edited is None else None
+    return None
+
+
 def evolve(state: ReflectState, *, deps: Services) -> Update:
-    """Check proposals for consistency and against the ethical kernel (Layer 0 first)."""
+    """Check proposals: consistency, the ethical kernel (Layer 0 first), text and the value lock.
+
+    A closed value lock refuses value and soul changes, records why and defers them.
+    """
     assert state.me is not None
     values = {v.name: v for v in load_values(deps.instance.values_file)}
-    core = {n for n, v in values.items() if v.status == "active"}
+    active = {n for n, v in values.items() if v.status == "active"}
+    identity = set(state.me.self_state.identity.values)
+    core = (active & identity) or active
+    weights = {n: values[n].weight for n in active}
+    soul_file = deps.instance.soul_file
+    soul = soul_file.read_text(encoding="utf-8") if soul_file.exists() else ""
+    stability = mscp.identity_stability(state.me.stability.identity_volatility)
+    unlocked = mscp.value_unlock_allowed(stability)
+    writer = DataWriter(deps.instance, "reflection")
     kept: list[Proposal] = []
     rejected: list[str] = []
+    deferred: list[Proposal] = []
     for proposal in state.proposals:
-        kind = {
-            "value_weight": "value_weight",
-            "goal_weight": "goal_weight",
-            "archetype": "action",
-            "goal_status": "goal_status",
-            "soul": "soul_edit",
-        }
-        change = mscp.ProposedChange(
-            kind=kind[proposal.target],
-            target=proposal.name,
-            delta=proposal.delta,
-            description=proposal.reason,
-        )
+        key = f"{proposal.target}:{proposal.name}"
         verdict = mscp.ethical_verdict(
-            change,
+            _change(proposal),
             core_values=core,
             exploration_risk_tolerance=state.me.autonomy.exploration_risk_tolerance,
+            core_value_weights=weights,
         )
         if verdict.decision == "BLOCKED":
-            rejected.append(f"{proposal.target}:{proposal.name} blocked by {verdict.rule}")
-        else:
-            kept.append(proposal)
+            rejected.append(f"{key} blocked by {verdict.rule}")
+            continue
+        why = _text_check(proposal, soul)
+        if why is not None:
+            rejected.append(f"{key} refused by the writeback guard: {why}")
+            continue
+        if proposal.target in LOCKED_TARGETS and not unlocked:
+            reason = (
+                f"value lock closed: identity stability {stability:.2f} < "
+                f"{mscp.VALUE_LOCK_STABILITY}"
+            )
+            rejected.append(f"{key} refused: {reason}; deferred")
+            deferred.append(proposal)
+            writer.remember(
+                f"ValueLockRefused: my proposal to change {proposal.target} {proposal.name!r} "
+                f"({proposal.reason}) waits: {reason}",
+                author="self",
+                situation="reflection",
+                kind="ValueLockRefused",
+                target=proposal.target,
+                name=proposal.name,
+                stability=round(stability, 6),
+            )
+            writer.remember(
+                f"ValueLockRefused: reflect.evolve deferred {key}: {reason}",
+                author="kernel",
+                situation="reflection",
+                kind="ValueLockRefused",
+                target=proposal.target,
+                name=proposal.name,
+                stability=round(stability, 6),
+            )
+            continue
+        kept.append(proposal)
+    if deferred:
+        writer.defer_proposals([p.model_dump() for p in deferred])
     groups: dict[tuple[str, str], list[Proposal]] = defaultdict(list)
     for proposal in kept:
         groups[(proposal.target, proposal.name)].append(proposal)
@@ -231,28 +367,74 @@ def resolve(state: ReflectState, *, deps: Services) -> Update:
     return {"proposals": keep, "note": f"resolved {len(conflicted)} conflicts"}
 
 
+def _values_hash(values: list[ValueRecord]) -> str:
+    return mscp.value_lock_hash([(v.name, v.weight, v.status) for v in values])
+
+
+def _refuse(writer: DataWriter, proposal: Proposal, why: str, rejected: list[str]) -> None:
+    """Record a change apply refuses (a ``kernel`` memory; nothing changed, nothing to explain)."""
+    rejected.append(f"{proposal.target}:{proposal.name} refused: {why}")
+    writer.remember(
+        f"reflect.apply refused {proposal.target} {proposal.name!r}: {why}",
+        author="kernel",
+        situation="reflection",
+        kind="ReflectionRefused",
+        target=proposal.target,
+    )
+
+
 def apply(state: ReflectState, *, deps: Services) -> Update:
     """Apply the proposals (reflection permissions), run Psyche.evolve, explain every change."""
     assert state.me is not None
     writer = DataWriter(deps.instance, "reflection")
     me = state.me.model_copy(deep=True)
     applied: list[str] = []
+    rejected = list(state.rejected)
     values = load_values(deps.instance.values_file)
+    seen = _values_hash(values)  # values.json must still hash to this before each write
     goals = load_goals(deps.instance.goals_dir)
+    scaling = me.stability.mutation_scaling
+    stabilizing = me.stability.stabilization_mode
     for proposal in state.proposals:
         before: Any
         after: Any
         if proposal.target == "value_weight":
-            target = next((v for v in values if v.name == proposal.name), None)
-            if target is None:
+            values = load_values(deps.instance.values_file)
+            if _values_hash(values) != seen:
+                _refuse(
+                    writer, proposal, "values.json changed since the reflection read it", rejected
+                )
                 continue
-            before = target.weight
-            after = round(min(1.0, max(0.0, before + proposal.delta)), 6)
+            target = next((v for v in values if v.name == proposal.name), None)
+            if target is None or target.status != "active":
+                continue
+            if proposal.status == "deprecated":
+                before, after = target.status, "deprecated"
+                new_weight, new_status = target.weight, "deprecated"
+            else:
+                before = target.weight
+                after = round(
+                    mscp.clamp_value_weight(
+                        before, proposal.delta, scaling=scaling, stabilization=stabilizing
+                    ),
+                    6,
+                )
+                if after == before:
+                    continue
+                new_weight, new_status = after, target.status
             values = [
-                ValueRecord(name=v.name, weight=after if v is target else v.weight, status=v.status)
+                ValueRecord(
+                    name=v.name,
+                    weight=new_weight if v is target else v.weight,
+                    status=new_status if v is target else v.status,
+                )
                 for v in values
             ]
             writer.write_values(values)
+            seen = _values_hash(values)
+            if _values_hash(load_values(deps.instance.values_file)) != seen:  # read it back
+                _refuse(writer, proposal, "values.json did not read back as written", rejected)
+                continue
             where = "data/values.json"
         elif proposal.target == "goal_weight":
             found = next(((y, g) for y, g in goals if g.name == proposal.name), None)
@@ -260,10 +442,81 @@ def apply(state: ReflectState, *, deps: Services) -> Update:
                 continue
             year, goal = found
             before = goal.weight
-            after = round(min(1.0, max(0.0, before + proposal.delta)), 6)
+            eff = mscp.effective_scaling(scaling, stabilizing)
+            step = mscp.clamped_delta(proposal.delta, mscp.MAX_GOAL_WEIGHT_DELTA, eff)
+            after = round(min(1.0, max(0.0, before + step)), 6)
+            if after == before:
+                continue
             writer.set_goal_weight(year, goal.name, after)
             goals = load_goals(deps.instance.goals_dir)
             where = f"data/goals/{year}.json"
+        elif proposal.target == "goal_status":
+            found = next(((y, g) for y, g in goals if g.name == proposal.name), None)
+            if proposal.status == "new":
+                if found is not None:
+                    continue
+                weight = min(NEW_GOAL_MAX_WEIGHT, max(NEW_GOAL_MIN_WEIGHT, proposal.delta))
+                writer.add_goal(GoalRecord(name=proposal.name, weight=weight, status="todo"))
+                before, after = "absent", "todo"
+                where = "data/goals"
+            elif found is None:
+                continue
+            elif proposal.status == "retired":
+                year, goal = found
+                perpetual = [g for _, g in goals if g.status == "perpetual"]
+                if goal.status == "perpetual" and len(perpetual) <= 1:
+                    _refuse(writer, proposal, "the last perpetual goal cannot be retired", rejected)
+                    continue
+                writer.remove_goal(year, goal.name)
+                before, after = goal.status, "retired"
+                where = f"data/goals/{year}.json"
+            elif proposal.status == "done":
+                year, goal = found
+                if goal.status == "perpetual":
+                    _refuse(writer, proposal, "a perpetual goal is never completed", rejected)
+                    continue
+                if goal.status == "done":
+                    continue
+                writer.set_goal_status(year, goal.name, "done")
+                before, after = goal.status, "done"
+                where = f"data/goals/{year}.json"
+            else:
+                continue
+            goals = load_goals(deps.instance.goals_dir)
+        elif proposal.target == "soul":
+            soul_file = deps.instance.soul_file
+            old = soul_file.read_text(encoding="utf-8") if soul_file.exists() else ""
+            edited, why = mscp.soul_narrative_edit(old, proposal.status)
+            if edited is None:
+                _refuse(writer, proposal, why, rejected)
+                continue
+            writer.write_soul(edited)  # atomic: temp file, fsync, rename
+            if soul_file.read_text(encoding="utf-8") != edited:
+                _refuse(writer, proposal, "soul.md did not read back as written", rejected)
+                continue
+            before, after = mscp.soul_narrative(old), mscp.soul_narrative(edited)
+            where = "soul.md"
+            applied.append(f"soul:narrative ({why})")
+            writer.remember(
+                f"Reflection rewrote the narrative in my soul ({why}) because {proposal.reason} "
+                f"(trigger: {proposal.trigger or ','.join(state.triggers)})",
+                author="self",
+                situation="reflection",
+                target="soul",
+                name="narrative",
+                before=before,
+                after=after,
+                trigger=proposal.trigger,
+            )
+            writer.remember(
+                f"reflect.apply modified soul.md: narrative section ({why})",
+                author="kernel",
+                situation="reflection",
+                file=where,
+                before=before,
+                after=after,
+            )
+            continue
         elif proposal.target == "archetype":
             weights = me.psyche.archetypes.as_dict()
             before = weights[proposal.name]
@@ -322,6 +575,7 @@ def apply(state: ReflectState, *, deps: Services) -> Update:
     return {
         "me": me,
         "applied": applied,
+        "rejected": rejected,
         "note": f"applied {len(applied)}; individuation {level:.3f}; dominant {dominant}",
     }
 
