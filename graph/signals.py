@@ -183,16 +183,25 @@ def _describe(outcome: SlotOutcome) -> str:
 BELIEF_CONTEXT_LIMIT = 6
 
 
+def _replaced_values(deps: Services) -> dict[str, list[str]]:
+    """Return, per user slot, the values it held before (superseded or demoted), oldest first."""
+    replaced: dict[str, list[str]] = {}
+    for h in deps.store.tiers.slot_history(CHAT_ENTITY):
+        if h.status in ("superseded", "demoted"):
+            replaced.setdefault(h.slot_key, []).append(str(h.value))
+    return replaced
+
+
 def belief_corrections(deps: Services) -> dict[str, str]:
     """Map each superseded value of a current user fact to the value that replaced it."""
-    tiers = deps.store.tiers
-    current = {slot.slot_key: str(slot.value) for slot in tiers.current_slots(CHAT_ENTITY)}
-    found = {}
-    for h in tiers.slot_history(CHAT_ENTITY):
-        now = current.get(h.slot_key)
-        if now and h.status in ("superseded", "demoted") and str(h.value) != now:
-            found[str(h.value)] = now
-    return found
+    current = {s.slot_key: str(s.value) for s in deps.store.tiers.current_slots(CHAT_ENTITY)}
+    return {
+        old: current[key]
+        for key, olds in _replaced_values(deps).items()
+        if key in current
+        for old in olds
+        if old != current[key]
+    }
 
 
 def belief_context(deps: Services, query: str) -> list[str]:
@@ -210,14 +219,11 @@ def belief_context(deps: Services, query: str) -> list[str]:
     relevant = [slot for slot, _, _ in deps.store.relevant_beliefs(query, threshold=0.0)]
     order = {slot.slot_key: rank for rank, slot in enumerate(relevant)}
     current = sorted(current, key=lambda slot: order.get(slot.slot_key, len(order)))
-    history = tiers.slot_history(CHAT_ENTITY)
+    replaced = _replaced_values(deps)
     lines = []
     for slot in current[:BELIEF_CONTEXT_LIMIT]:
-        earlier = [
-            h
-            for h in history
-            if h.slot_key == slot.slot_key and h.status in ("superseded", "demoted")
-        ]
-        corrected = str(earlier[-1].value) if earlier else None
-        lines.append(belief_sentence(slot.slot_key, str(slot.value), corrected))
+        earlier = replaced.get(slot.slot_key)
+        lines.append(
+            belief_sentence(slot.slot_key, str(slot.value), earlier[-1] if earlier else None)
+        )
     return lines
