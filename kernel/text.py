@@ -93,9 +93,10 @@ def _squash(text: str) -> str:
 def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     """Remove the user's own message when the reply repeats it (a small model's habit).
 
-    Drops every sentence or line of ``reply`` that is ``said`` again, word for word (case,
-    punctuation and quotes ignored). Short messages (``min_chars``) are left alone: "Thanks!"
-    answered with "Thanks!" is not an echo worth removing. A reply that was nothing but the
+    Drops every sentence or line of ``reply`` that contains ``said`` again, word for word (case,
+    punctuation and quotes ignored), e.g. "You asked: what are three good habits?". Short
+    messages (``min_chars``) are left alone: "Thanks!" answered with "Thanks!" is not an echo
+    worth removing. A reply that was nothing but the
     echo comes back as ``""``: the caller decides what to say instead.
     """
     target = _squash(said)
@@ -104,7 +105,7 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     kept_lines = []
     for line in reply.splitlines():
         parts = re.split(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’»])\s+", line)
-        kept = [p for p in parts if _squash(p) != target and not _squash(p).startswith(target)]
+        kept = [p for p in parts if target not in _squash(p)]
         if kept or not line.strip():
             kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)
     return "\n".join(kept_lines).strip()
