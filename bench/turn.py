@@ -44,7 +44,7 @@ from langgraph.graph import END, START, StateGraph
 from graph.builder import ACT, CONSOLIDATE, DELIBERATE, PERCEIVE, build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.deps import Deps
-from graph.session import run_turn
+from graph.session import run_turn, settle_heap
 from kernel import skai
 from nodes.turn import deliberate, perceive
 from state.instance import init_instance
@@ -122,6 +122,7 @@ def scripted(turns: int) -> None:
                 turn = build_turn_graph(deps).compile(checkpointer=saver)
                 floor = floor_graph().compile(checkpointer=floor_saver)
                 run_turn(turn, "warm up")  # first-use costs (Chroma, embedder) are not per turn
+                settle_heap()  # as turn_runner does for `lumen chat`
                 for i in range(turns):
                     text = texts[i % len(texts)]
                     started = time.perf_counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,11 +15,24 @@ from state.turn import TurnInput, TurnState
 DEFAULT_THREAD = "main"
 
 
+def settle_heap() -> None:
+    """Move everything alive now (modules, model, compiled graph) out of the collector's way.
+
+    A session allocates ~170k long-lived objects before its first turn; without this every
+    full collection walks them all, a few ms in the middle of some turns (the p95 of a scripted
+    turn was twice its median). Objects made later are collected as usual.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 @contextmanager
 def turn_runner(deps: Deps) -> Iterator[Any]:
     """Yield the ``turn`` graph compiled with ``SqliteSaver`` on the instance's checkpoint DB."""
     with open_checkpointer(deps.instance, deps.config) as saver:
-        yield build_turn_graph(deps).compile(checkpointer=saver, name="turn")
+        compiled = build_turn_graph(deps).compile(checkpointer=saver, name="turn")
+        settle_heap()
+        yield compiled
 
 
 def run_turn(

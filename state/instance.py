@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from kernel.core import identity_hash
 from state.errors import DataFileError, InstanceNotFoundError, LumenError
-from state.files import atomic_write_json, atomic_write_text, dump_records, read_json
+from state.files import atomic_write_text, dump_records, read_json
 from state.records import GoalRecord, ValueRecord
 from state.self_state import IdentityVector, Psyche, Self, SelfState
 
@@ -113,6 +113,10 @@ def _check_triggers(path: Path, psyche: Psyche) -> None:
         validate_shadow(psyche.shadow)
     except ValueError as exc:
         raise DataFileError(f"{path}: {exc}") from exc
+
+
+_PARSED_SELF: dict[Path, tuple[bytes, Self]] = {}
+"""The last self parsed per file, with the exact bytes it was parsed from (see ``load_self``)."""
 
 
 @dataclass(frozen=True)
@@ -230,18 +234,36 @@ class Instance:
         return psyche
 
     def load_self(self) -> Self:
-        """Load the persisted self (identity vector, psyche, affect, budget, stability)."""
-        raw = read_json(self.self_file)
+        """Load the persisted self (identity vector, psyche, affect, budget, stability).
+
+        A turn reads the self three times (ingest, snapshot, the locked merge); parsing and
+        validating 30 KB each time was a tenth of a scripted turn. The last parse is kept per
+        file together with the bytes it came from: the file is always read, and only when its
+        bytes are exactly those is a fresh copy of the kept self returned.
+        """
+        try:
+            data = self.self_file.read_bytes()
+        except FileNotFoundError as exc:
+            raise DataFileError(f"{self.self_file}: file is missing") from exc
+        except OSError as exc:
+            raise DataFileError(f"{self.self_file}: cannot read ({exc.strerror})") from exc
+        kept = _PARSED_SELF.get(self.self_file)
+        if kept is not None and kept[0] == data:
+            return kept[1].fork()
+        raw = read_json(self.self_file)  # a miss: read again for read_json's error messages
         try:
             the_self = Self.model_validate(raw)
         except ValidationError as exc:
             raise DataFileError.from_validation(self.self_file, exc) from exc
         _check_triggers(self.self_file, the_self.psyche)
+        _PARSED_SELF[self.self_file] = (data, the_self.fork())
         return the_self
 
     def save_self(self, the_self: Self) -> None:
         """Persist the self atomically."""
-        atomic_write_json(self.self_file, the_self.model_dump(mode="json"))
+        text = the_self.model_dump_json(indent=2) + "\n"
+        atomic_write_text(self.self_file, text)
+        _PARSED_SELF[self.self_file] = (text.encode("utf-8"), the_self.fork())
 
     def update_self(self, merge: Callable[[Self], Self]) -> Self:
         """Read the present self, apply ``merge`` and write it back, under an inter-process lock.

@@ -8,8 +8,9 @@ the kernel.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -29,10 +30,55 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+_M = TypeVar("_M", bound="Strict")
+
+
 class Strict(BaseModel):
     """Base model: unknown keys are errors so typos in data files are caught."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    def fork(self: _M) -> _M:
+        """Return an independent copy, like ``model_copy(deep=True)`` but several times faster.
+
+        Steps copy the part of the self they change on every turn; ``copy.deepcopy`` (memo,
+        per-object dispatch) was a fifth of a scripted turn. Leaves are immutable (str, numbers,
+        datetimes, tuples), so only models, dicts and lists are rebuilt; nothing is revalidated
+        because every value already passed validation.
+        """
+        return cast(_M, _fork(self))
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None), datetime})
+
+
+def _fork(value: Any) -> Any:
+    """Copy models, dicts and lists recursively; return immutable leaves as they are."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is dict:
+        copied = dict(value)
+        for key, item in copied.items():
+            if type(item) not in _LEAVES:
+                copied[key] = _fork(item)
+        return copied
+    if kind is list:
+        return [item if type(item) in _LEAVES else _fork(item) for item in value]
+    if isinstance(value, BaseModel):
+        forked = value.__copy__()  # pydantic's shallow copy: new __dict__, fields set, private
+        fields = forked.__dict__
+        for name, item in fields.items():
+            if type(item) not in _LEAVES:
+                fields[name] = _fork(item)
+        if value.__pydantic_private__:
+            object.__setattr__(forked, "__pydantic_private__", _fork(value.__pydantic_private__))
+        return forked
+    if kind is set:
+        return set(value)
+    if kind is tuple or kind is frozenset:
+        return value
+    return copy.deepcopy(value)
 
 
 # --------------------------------------------------------------------------- SKAi self_state

@@ -71,7 +71,7 @@ RECENT_USES = 3
 
 def _me(state: CycleState) -> Any:
     assert state.me is not None
-    return state.me.model_copy(deep=True)
+    return state.me.fork()
 
 
 def budget_reset(state: CycleState, *, deps: Services) -> Update:

@@ -387,7 +387,7 @@ def apply(state: ReflectState, *, deps: Services) -> Update:
     """Apply the proposals (reflection permissions), run Psyche.evolve, explain every change."""
     assert state.me is not None
     writer = DataWriter(deps.instance, "reflection")
-    me = state.me.model_copy(deep=True)
+    me = state.me.fork()
     applied: list[str] = []
     rejected = list(state.rejected)
     values = load_values(deps.instance.values_file)

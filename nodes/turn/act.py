@@ -139,7 +139,7 @@ def optional_tool_calls(state: TurnState, *, deps: Services) -> Update:
     )
     me = state.me.model_copy(
         update={
-            "self_state": state.me.self_state.model_copy(deep=True),
+            "self_state": state.me.self_state.fork(),
             "psyche": state.me.psyche.model_copy(
                 update={"self_integration": state.me.psyche.self_integration.model_copy()}
             ),

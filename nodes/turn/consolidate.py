@@ -50,8 +50,8 @@ def _me(state: TurnState) -> Any:
     assert state.me is not None
     return state.me.model_copy(
         update={
-            "self_state": state.me.self_state.model_copy(deep=True),
-            "metacog": state.me.metacog.model_copy(deep=True),
+            "self_state": state.me.self_state.fork(),
+            "metacog": state.me.metacog.fork(),
         }
     )
 
@@ -59,7 +59,7 @@ def _me(state: TurnState) -> Any:
 def _meta(state: TurnState) -> Any:
     """Return a copy of the self whose ``metacog`` (the only part changed) is a deep copy."""
     assert state.me is not None
-    return state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
+    return state.me.model_copy(update={"metacog": state.me.metacog.fork()})
 
 
 def naming(state: TurnState, *, deps: Services) -> Update:

@@ -78,7 +78,7 @@ def presence_preface(state: TurnState, *, deps: Services, step: str) -> Update:
     last = state.me.metacog.last_fired.get(step)
     if not skai.preface_allowed(state.mode, state.turn_index, last):
         return {"skipped": "spontaneity governor cooldown (2 turns)"}
-    me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
+    me = state.me.model_copy(update={"metacog": state.me.metacog.fork()})
     me.metacog.last_fired[step] = state.turn_index
     n = max(1, state.effort.preface_sentences)
     return {
@@ -107,7 +107,7 @@ def dual_stream_thoughts(state: TurnState, *, deps: Services, step: str) -> Upda
     line = f"Two readings: {' or '.join(readings)}." if readings else "One reading only."
     if state.reality.gaps:
         line += f" Gap: {state.reality.gaps[0]}."
-    me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
+    me = state.me.model_copy(update={"metacog": state.me.metacog.fork()})
     me.metacog.last_fired[step] = state.turn_index
     thoughts = f"⟦ {line[: skai.INNER_THOUGHT_BLOCK_MAX_CHARS]} ⟧"
     return {"thoughts": thoughts, "me": me, "note": thoughts}

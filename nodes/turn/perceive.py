@@ -298,7 +298,7 @@ def self_initiated_reflection(state: TurnState, *, deps: Services, step: str) ->
         if state.surface.topic
         else "Am I drifting from how I want to speak?"
     )
-    me = state.me.model_copy(update={"metacog": state.me.metacog.model_copy(deep=True)})
+    me = state.me.model_copy(update={"metacog": state.me.metacog.fork()})
     me.metacog.last_fired[step] = state.turn_index
     return {"reflection": question, "me": me, "note": question}
 

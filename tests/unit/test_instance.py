@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from state.errors import LumenError
+from state.errors import DataFileError, LumenError
 from state.instance import Instance, default_root, init_instance
 
 
@@ -74,3 +74,33 @@ def test_persisted_psyche_wins_over_the_compartment_file(tmp_path: Path) -> None
         inst.psyche_file.read_text().replace("explorer = 0.5", "explorer = 0.2")
     )
     assert Instance(inst.root).load_psyche().archetypes.explorer == 0.9
+
+
+def test_fork_is_an_equal_independent_copy(tmp_path: Path) -> None:
+    """``fork`` copies every nested model, dict and list: changing the copy leaves the original."""
+    me = init_instance(tmp_path / "inst").load_self()
+    me.metacog.concepts["lisbon"] = 3
+    me.metacog.outcomes.append({"turn": 1, "signals": {"repair": 0.2}})
+    copy = me.fork()
+    assert copy == me and copy.model_fields_set == me.model_fields_set
+    copy.metacog.concepts["lisbon"] = 9
+    copy.metacog.outcomes[0]["signals"]["repair"] = 0.9
+    copy.psyche.shadow.veto_patterns[0].triggers.append("extra")
+    assert me.metacog.concepts["lisbon"] == 3
+    assert me.metacog.outcomes[0]["signals"]["repair"] == 0.2
+    assert "extra" not in me.psyche.shadow.veto_patterns[0].triggers
+
+
+def test_load_self_sees_every_change_to_the_file(tmp_path: Path) -> None:
+    """The kept parse is only reused for identical bytes: an edit by another process is read."""
+    instance = init_instance(tmp_path / "inst")
+    first = instance.load_self()
+    first.metacog.turn_index = 41  # a caller's change to its copy never leaks into the next load
+    assert instance.load_self().metacog.turn_index == 0
+    raw = json.loads(instance.self_file.read_text(encoding="utf-8"))
+    raw["metacog"]["turn_index"] = 7
+    instance.self_file.write_text(json.dumps(raw), encoding="utf-8")  # another process's write
+    assert instance.load_self().metacog.turn_index == 7
+    instance.self_file.write_text("{broken", encoding="utf-8")
+    with pytest.raises(DataFileError, match="invalid JSON"):
+        instance.load_self()
