@@ -12,7 +12,21 @@ import sys
 
 import typer
 
-from cli import audit, autonomy, chat, guard, ingest, memory, norms, ops, status, tasks, timeline
+from cli import (
+    audit,
+    autonomy,
+    chat,
+    guard,
+    ingest,
+    memory,
+    norms,
+    ops,
+    serve,
+    sources,
+    status,
+    tasks,
+    timeline,
+)
 from state.errors import LumenError
 
 app = typer.Typer(
@@ -37,6 +51,8 @@ audit.register(app)  # audit …
 ops.register(app)  # prune
 guard.register(app)  # guard scan, guard veto
 norms.register(app)  # norms, norms revoke
+serve.register(app)  # serve (the webhook gateway)
+sources.register(app)  # sources add/list/remove/poll/trends
 
 
 def main(argv: list[str] | None = None) -> int:

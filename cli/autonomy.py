@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli.common import JsonFlag, after_reply, current_instance, emit_json
+
+if TYPE_CHECKING:
+    from graph.deps import Deps
 
 
 def register(app: typer.Typer) -> None:
@@ -38,6 +42,8 @@ def run_command(
     deps = Deps.for_instance(instance)
     deps.model_for("autonomous")  # fail fast, with one line, when the model cannot load
     progress = None if as_json else (lambda line: typer.echo(line, err=True))
+    sources_sleep = _with_source_jobs(deps, progress)  # issue 16: feeds and trends
+    sources_sleep(0.0)
     try:
         report = run(
             deps,
@@ -46,6 +52,7 @@ def run_command(
             reflection=not no_reflection,
             progress=progress,
             emit=_json_line if as_json else None,
+            sleep=sources_sleep,
         )
     except KeyboardInterrupt:
         typer.echo("stopped; the last completed cycle is saved", err=True)
@@ -58,6 +65,28 @@ def run_command(
             f"{len(report.cycles)} cycles, {len(report.reflections)} reflections; "
             f"C(t)={last.get('composite', 0):.4f} identity {last.get('identity_hash', '')}"
         )
+
+
+def _with_source_jobs(
+    deps: Deps, progress: Callable[[str], None] | None
+) -> Callable[[float], None]:
+    """Return a sleep that first runs the due source jobs (feed polls, trend snapshots).
+
+    ``lumen run`` calls it before the first cycle and whenever it waits (``--interval``,
+    cooldowns), so feeds are polled on schedule while the agent idles between cycles.
+    """
+    import time
+
+    from graph.feeds import run_source_jobs
+
+    def sleep(seconds: float) -> None:
+        started = time.monotonic()
+        run_source_jobs(deps, progress)
+        left = seconds - (time.monotonic() - started)
+        if left > 0:
+            time.sleep(left)
+
+    return sleep
 
 
 def _json_line(row: dict[str, object]) -> None:

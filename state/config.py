@@ -101,13 +101,104 @@ class CheckpointsConfig(BaseModel):
     """A libpq URL or conninfo string, e.g. ``postgresql://lumen:secret@127.0.0.1:5432/lumen``."""
 
 
+SHELL_PLACEHOLDERS = ("path", "word", "int", "any", "safe")
+"""Placeholders of a shell argument form (``skills/shell/main.py`` says what each matches)."""
+
+
+def _check_shell_form(program: str, form: str) -> None:
+    """Raise ValueError unless ``form`` is a valid argument form (see ``skills/shell``)."""
+    import re
+    import shlex
+
+    try:
+        words = shlex.split(form)
+    except ValueError as exc:
+        raise ValueError(f"args of {program!r}: {form!r} is not a word list ({exc})") from None
+    for word in words:
+        for name, dots in re.findall(r"\{([^{}]*?)(\.\.\.)?\}", word):
+            if name not in SHELL_PLACEHOLDERS:
+                known = ", ".join(f"{{{p}}}" for p in SHELL_PLACEHOLDERS)
+                raise ValueError(f"args of {program!r}: unknown placeholder {{{name}}} ({known})")
+            if dots and not re.fullmatch(r"\{[a-z]+\.\.\.\}", word):
+                raise ValueError(f"args of {program!r}: {word!r}: '...' needs a word of its own")
+        if "{safe" in word and (word != "{safe...}" or words != ["{safe...}"]):
+            raise ValueError(f"args of {program!r}: {{safe...}} must be a form by itself")
+
+
 class ShellSkillConfig(BaseModel):
-    """The ``shell`` skill: off by default; only allowlisted programs when on."""
+    """The ``shell`` skill: off by default; when on, allowlisted programs and argument forms.
+
+    ``allowlist`` names the programs (the one list ``SecurityPolicy`` checks). A program with
+    no entry in ``args`` gets the skill's built-in safe profile (options and workspace paths;
+    inline code, ``env``/``xargs``-style wrappers, pagers, ``find -exec``, ``git -c`` ...
+    refused); one with forms in ``args`` may run exactly those forms (``"{safe...}"`` adds the
+    safe profile back). An ``allowlist`` entry may also be an inline table
+    ``{ program = "git", args = ["status", "log -n {int}"] }``: it is read as the program's name
+    in ``allowlist`` plus its forms in ``args``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     allowlist: list[str] = Field(default_factory=list)
+    args: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inline_entries(cls, raw: object) -> object:
+        if not isinstance(raw, dict) or not isinstance(raw.get("allowlist"), list):
+            return raw
+        names: list[object] = []
+        forms = dict(raw.get("args") or {})
+        for entry in raw["allowlist"]:
+            if isinstance(entry, dict):
+                if set(entry) - {"program", "args"} or not isinstance(entry.get("program"), str):
+                    raise ValueError(
+                        f"allowlist entry {entry!r}: use {{ program = ..., args = [...] }}"
+                    )
+                program = entry["program"]
+                names.append(program)
+                extra = entry.get("args", [])
+                if not isinstance(extra, list):
+                    raise ValueError(f"allowlist entry for {program!r}: args must be a list")
+                forms[program] = [*forms.get(program, []), *extra]
+            else:
+                names.append(entry)
+        return {**raw, "allowlist": names, "args": forms}
+
+    @model_validator(mode="after")
+    def _valid(self) -> ShellSkillConfig:
+        # A name that is not bare (``/bin/ls``) still loads, as before; it never matches argv[0].
+        for program, forms in self.args.items():
+            if program not in self.allowlist:
+                raise ValueError(f"args given for {program!r}, which is not in the allowlist")
+            for form in forms:
+                _check_shell_form(program, form)
+        return self
+
+
+class FetchSkillConfig(BaseModel):
+    """The ``fetch`` skill: hosts that may be reached although they are local or private.
+
+    By default fetch refuses hosts that resolve to loopback, private, link-local, multicast,
+    reserved or cloud metadata addresses (``skills/_netpolicy.py``). A host listed here (a name,
+    or an IP address matching every spelling of it; no port, no wildcard) is fetched anyway;
+    metadata endpoints never are.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    allow_hosts: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _hosts(self) -> FetchSkillConfig:
+        for host in self.allow_hosts:
+            bare = host.strip()
+            if not bare or any(c.isspace() or c in "/@?#" for c in bare):
+                raise ValueError(
+                    f"allow_hosts entry {host!r}: a host name or IP, no scheme or path"
+                )
+        return self
 
 
 class SkillsConfig(BaseModel):
@@ -116,6 +207,7 @@ class SkillsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     shell: ShellSkillConfig = Field(default_factory=ShellSkillConfig)
+    fetch: FetchSkillConfig = Field(default_factory=FetchSkillConfig)
 
 
 class GuardConfig(BaseModel):
@@ -154,6 +246,80 @@ class AutonomyConfig(BaseModel):
     cooldown_seconds: float = Field(default=30.0, ge=0.0)
 
 
+SOURCE_NAME_RE = r"^[a-z0-9][a-z0-9_-]{0,47}$"
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """Parse ``30s``, ``15m``, ``2h``, ``1d`` (or a sum such as ``1h30m``) into seconds."""
+    import re
+
+    parts = re.findall(r"(\d+)\s*([smhd])", text.strip().lower())
+    if not parts or re.sub(r"[\d\s smhd]", "", text.strip().lower()):
+        raise ValueError(f"{text!r} is not a duration such as 30s, 15m, 2h or 1d")
+    seconds = float(sum(int(n) * DURATION_UNITS[u] for n, u in parts))
+    if seconds <= 0:
+        raise ValueError(f"{text!r} must be longer than zero")
+    return seconds
+
+
+class SourceConfig(BaseModel):
+    """One outside signal source, ``[sources.NAME]`` (issue 16; AsteronIris §14, §19, §20).
+
+    ``kind = "webhook"`` pushes to ``lumen serve`` (``POST /signals/NAME``) with the bearer token
+    read from the environment variable ``token_env``; ``kind = "rss"`` is a feed (RSS or Atom)
+    polled every ``every``. ``rate_per_minute`` is the webhook's token bucket (refill rate; the
+    bucket holds ``burst`` tokens, default one minute's worth) or, for a feed, the most fetches
+    a minute (default 4 for feeds, 60 for webhooks). ``privacy = "secret"`` keeps the source's
+    signals out of chat context.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["webhook", "rss"]
+    url: str = ""
+    every: str = "15m"
+    token_env: str = ""
+    rate_per_minute: float | None = Field(default=None, gt=0.0, le=60_000.0)
+    burst: int = Field(default=0, ge=0, le=100_000)
+    max_body_bytes: int = Field(default=65_536, ge=256, le=4_194_304)
+    allow_hosts: list[str] = Field(default_factory=list)
+    privacy: Literal["public", "private", "secret"] = "public"
+    publisher: str = ""
+    quality: Literal["primary", "secondary", "unknown"] = "unknown"
+    lang: str = "und"
+    topic_tags: list[str] = Field(default_factory=list)
+    source_kinds: list[Literal["discord", "x", "news", "trend", "webhook", "manual"]] = Field(
+        default_factory=list
+    )
+    timeout_s: float = Field(default=10.0, gt=0.0, le=120.0)
+    max_bytes: int = Field(default=2_097_152, ge=1024, le=33_554_432)
+    backoff_base_s: float = Field(default=60.0, gt=0.0)
+    backoff_cap_s: float = Field(default=6 * 3600.0, gt=0.0)
+
+    @model_validator(mode="after")
+    def _complete(self) -> SourceConfig:
+        if self.kind == "rss":
+            if not self.url.lower().startswith(("http://", "https://")):
+                raise ValueError("a feed needs an http(s) url")
+            parse_duration(self.every)
+        if self.kind == "webhook" and not self.token_env:
+            raise ValueError("a webhook needs token_env (the variable holding its bearer token)")
+        if self.backoff_base_s > self.backoff_cap_s:
+            raise ValueError("backoff_base_s must not exceed backoff_cap_s")
+        return self
+
+    def per_minute(self) -> float:
+        """Return the rate limit, resolving the per-kind default."""
+        if self.rate_per_minute is not None:
+            return self.rate_per_minute
+        return 60.0 if self.kind == "webhook" else 4.0
+
+    def every_seconds(self) -> float:
+        """Return the poll interval in seconds."""
+        return parse_duration(self.every)
+
+
 class Config(BaseModel):
     """The whole instance configuration."""
 
@@ -167,6 +333,17 @@ class Config(BaseModel):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     autonomy: AutonomyConfig = Field(default_factory=AutonomyConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    sources: dict[str, SourceConfig] = Field(default_factory=dict)
+    """Outside signal sources by name (``lumen sources``, ``lumen serve``)."""
+
+    @model_validator(mode="after")
+    def _source_names(self) -> Config:
+        import re
+
+        for name in self.sources:
+            if not re.fullmatch(SOURCE_NAME_RE, name):
+                raise ValueError(f"source name {name!r}: use a-z, 0-9, '_' and '-' (max 48)")
+        return self
 
 
 ENV_OVERRIDES: dict[str, str] = {
@@ -220,9 +397,16 @@ semantic_k = 5   # top-K semantic matches in each retrieval
 chroma_url = ""  # a Chroma server, e.g. "http://127.0.0.1:8000"; empty = the embedded index
 
 # The shell skill is off by default; when on, only these programs may run (argv, never a shell).
+# A program without forms gets a safe profile: options and paths inside the workspace; inline
+# code (python3 -c, sh -c), env/xargs-style wrappers, pagers, find -exec, git -c are refused.
+# Exact forms per program, e.g. [skills.shell.args] git = ["status", "log -n {int}"].
 [skills.shell]
 enabled = false
 allowlist = []
+
+# fetch refuses local, private and cloud-metadata addresses unless the host is listed here.
+[skills.fetch]
+allow_hosts = []
 
 # External content (webhooks, skill output, fetched pages, files, forwarded text) is scanned:
 # score >= sanitize_at -> sanitized and flagged; score >= block_at -> blocked.
