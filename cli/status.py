@@ -225,7 +225,7 @@ def doctor(as_json: JsonFlag = False) -> None:
         emit_json({"checks": [c.__dict__ for c in checks], "counters": counters})
     else:
         for check in checks:
-            mark = "ok  " if check.ok else "FAIL"
+            mark = ("warn" if check.warning else "ok  ") if check.ok else "FAIL"
             typer.echo(f"[{mark}] {check.name}: {check.detail}")
         if counters:
             table("Counters", ["counter", "value"], [[k, v] for k, v in sorted(counters.items())])

@@ -225,15 +225,17 @@ def run_due_tasks(deps: Deps, progress: Callable[[str], None] | None = None) -> 
     never reach ``shell`` unless ``[policy] autonomous_shell`` is on.
     """
     from graph.session import run_turn, turn_runner
-    from state.tasks import TaskQueue
+    from state.tasks import TaskQueue, runner_id
 
-    queue = TaskQueue(deps.instance)
+    queue = TaskQueue(deps.instance, clock=deps.clock)
     due = queue.due()
     if not due:
         return 0
+    runner = runner_id()
     with turn_runner(deps) as compiled:
         for task in due:
-            queue.start(task.id)
+            if queue.claim(task.id, runner=runner) is None:  # another runner took it: skip
+                continue
             try:
                 state = run_turn(
                     compiled,
@@ -242,13 +244,23 @@ def run_due_tasks(deps: Deps, progress: Callable[[str], None] | None = None) -> 
                     autonomous=task.job_kind == "agent",
                 )
             except Exception as exc:  # a failing job is retried with backoff, the loop goes on
-                queue.fail(task.id, f"{type(exc).__name__}: {exc}"[:200])
+                _finish(queue.fail, task.id, f"{type(exc).__name__}: {exc}"[:200], runner=runner)
                 continue
-            queue.succeed(task.id)
+            _finish(queue.succeed, task.id, runner=runner)
             deps.store.flush()
             if progress:
                 progress(f"  task {task.id[:8]} ({task.job_kind}): {state.reply[:60]!r}")
     return len(due)
+
+
+def _finish(step: Callable[..., object], *args: str, runner: str) -> None:
+    """Succeed or fail a claimed task; a lease another runner took over is skipped, not fatal."""
+    from state.errors import LumenError
+
+    try:
+        step(*args, runner=runner)
+    except LumenError:
+        pass
 
 
 def reflect_now(deps: Deps) -> ReflectState:

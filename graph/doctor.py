@@ -17,6 +17,8 @@ class Check:
     name: str
     ok: bool
     detail: str
+    warning: bool = False
+    """A finding that needs no repair (the doctor still exits 0), e.g. a torn line kept aside."""
 
 
 def _check(name: str, probe: Callable[[], str]) -> Check:
@@ -63,6 +65,20 @@ def run_checks(instance: Instance) -> list[Check]:
             )
         return f"{len(report.entries)} entries, digests intact"
 
+    def torn() -> Check:
+        from state.files import torn_lines
+
+        found = torn_lines(instance.data)
+        if not found:
+            return Check("torn lines", True, "none")
+        aside, first = found[0]
+        where = aside.relative_to(instance.root)
+        detail = (
+            f"{len(found)} torn line(s) moved aside, never merged; first: {where} offset "
+            f"{first.get('offset')} ({first.get('reason')}, {first.get('length')} bytes)"
+        )
+        return Check("torn lines", True, detail, warning=True)
+
     def model() -> str:
         from graph.llm import make_chat_model, model_label
         from state.config import load_config
@@ -70,6 +86,14 @@ def run_checks(instance: Instance) -> list[Check]:
         config = load_config(instance.config_file)
         make_chat_model(config)
         return f"{model_label(config)} loads"
+
+    def metrics() -> Check:
+        from state.counters import counters_problem
+
+        problem = counters_problem(instance.machine)
+        if problem is None:
+            return Check("metrics", True, "counters readable")
+        return Check("metrics", True, f"{problem} (rebuilt on the next count)", warning=True)
 
     def chroma() -> str:
         from state.memory import MemoryStore
@@ -98,6 +122,8 @@ def run_checks(instance: Instance) -> list[Check]:
     return [
         _check("files", files),
         _check("memory ledger", ledger),
+        torn(),
+        metrics(),
         _check("model", model),
         _check("chroma", chroma),
         _check("checkpoints", checkpoints),

@@ -16,8 +16,9 @@ from typing import Any
 from kernel.injection import Decision, persist_record, process
 from nodes.services import Services
 from state.counters import bump
-from state.files import append_jsonl, read_json
+from state.files import append_jsonl
 from state.self_state import utc_now
+from state.signal_refs import RefIndex
 from state.turn import TurnInput
 
 
@@ -36,22 +37,14 @@ def signal_file(deps: Services, day: date) -> Any:
     return deps.instance.data / "signals" / f"{day.year:04d}" / f"{day.isoformat()}.jsonl"
 
 
+def ref_index(deps: Services) -> RefIndex:
+    """Return the ``source_ref`` index over this instance's signal ledger."""
+    return RefIndex(deps.instance.machine, deps.instance.data / "signals")
+
+
 def seen_ref(deps: Services, source_ref: str) -> bool:
     """Say whether a signal with ``source_ref`` was already ingested (§19.1: no re-ingestion)."""
-    index = deps.instance.machine / "signal_refs.json"
-    return bool(source_ref) and index.exists() and source_ref in read_json(index)
-
-
-def _remember_ref(deps: Services, source_ref: str, digest: str) -> None:
-    from filelock import FileLock
-
-    from state.files import atomic_write_json
-
-    index = deps.instance.machine / "signal_refs.json"
-    with FileLock(str(index) + ".lock"):
-        refs = read_json(index) if index.exists() else {}
-        refs[source_ref] = digest
-        atomic_write_json(index, refs)
+    return ref_index(deps).seen(source_ref)
 
 
 def screen(
@@ -79,14 +72,13 @@ def screen(
     }
     machine = deps.instance.machine
     kind = source.split(":", 1)[0] or "unknown"
-    if seen_ref(deps, source_ref):
-        bump(machine, "signal_dedup_drop_total")
-        return Screened(decision, record, duplicate=True)
+    with ref_index(deps).claim(source_ref, decision.digest) as fresh:  # check-and-act, locked
+        if not fresh:
+            bump(machine, "signal_dedup_drop_total")
+            return Screened(decision, record, duplicate=True)
+        append_jsonl(signal_file(deps, now.date()), {"event": "FactAdded", **record})
     bump(machine, "signal_ingest_total", source_kind=kind)
     bump(machine, "injection_decision_total", action=decision.action)
-    append_jsonl(signal_file(deps, now.date()), {"event": "FactAdded", **record})
-    if source_ref:
-        _remember_ref(deps, source_ref, decision.digest)
     memory_id = deps.store.add(
         f"External content from {source}: {record['summary']}",
         metadata={

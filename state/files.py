@@ -7,11 +7,13 @@ leaves either the old or the new file, never a torn one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -140,14 +142,141 @@ def parse_soul(text: str) -> tuple[str, str]:
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
-    """Append one JSON record as a single locked ``write()`` (never rewrites the file)."""
-    from filelock import FileLock
+    """Append one JSON record as a single locked ``write()`` (never rewrites the file).
+
+    A torn tail left by an earlier crash is moved aside first (``repair_tail``), so the record
+    never merges with it.
+    """
+    line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    append_lines(path, [line])
+
+
+# --------------------------------------------------------------------------- torn tails
+
+TORN_SUFFIX = ".torn"
+"""A torn tail of ``x.jsonl`` is kept in ``x.jsonl.torn`` (one JSON record per torn line)."""
+_TAIL_BLOCK = 65536
+
+
+def torn_file(path: Path) -> Path:
+    """Return where the torn lines of a JSONL file are kept aside."""
+    return path.with_name(path.name + TORN_SUFFIX)
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _last_line_start(fd: int, size: int, end: int) -> int:
+    """Return the offset where the line ending at ``end`` begins (after the previous newline)."""
+    position = end
+    while position > 0:
+        step = min(_TAIL_BLOCK, position)
+        chunk = os.pread(fd, step, position - step)
+        cut = chunk.rfind(b"\n")
+        if cut != -1:
+            return position - step + cut + 1
+        position -= step
+    return 0
+
+
+def repair_tail(
+    path: Path, fd: int, *, now: str = "", parses: Callable[[bytes], bool] = _parses
+) -> dict[str, Any] | None:
+    """Move a torn last line of a JSONL file aside; return the torn record, or ``None``.
+
+    Call it holding the file's lock, with ``fd`` opened read-write on ``path``. The last line is
+    torn when it lacks its newline (a write cut short by a crash or a full disk) or does not parse.
+    It is appended to ``<file>.torn`` (offset, length, reason, sha256, the bytes as text) and
+    fsynced *before* the file is truncated to where the line began, so a crash in between keeps
+    it in both places and the next repair records it once (same offset and digest). Nothing is
+    merged and nothing is lost: ``lumen doctor`` reports every torn line.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return None
+    last = os.pread(fd, 1, size - 1)
+    if last == b"\n":
+        start = _last_line_start(fd, size, size - 1)
+        line = os.pread(fd, size - 1 - start, start)
+        if not line.strip() or parses(line):
+            return None
+        reason = "last line does not parse"
+    else:
+        start = _last_line_start(fd, size, size)
+        reason = "last line has no newline (torn write)"
+    fragment = os.pread(fd, size - start, start)
+    digest = hashlib.sha256(fragment).hexdigest()
+    record = {
+        "file": path.name,
+        "offset": start,
+        "length": len(fragment),
+        "reason": reason,
+        "sha256": digest,
+        "moved_at": now or datetime.now(UTC).isoformat(),
+        "text": fragment.decode("utf-8", errors="replace"),
+    }
+    aside = torn_file(path)
+    known = {(r.get("offset"), r.get("sha256")) for r in read_torn(aside)}
+    if (start, digest) not in known:
+        out = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(out, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            os.fsync(out)
+        finally:
+            os.close(out)
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return record
+
+
+def read_torn(aside: Path) -> list[dict[str, Any]]:
+    """Return the records of a ``.torn`` file (unreadable lines of it are skipped)."""
+    if not aside.exists():
+        return []
+    found = []
+    for raw in aside.read_bytes().splitlines():
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def torn_lines(root: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Return every torn line kept aside under ``root`` (``*.torn`` files), oldest file first."""
+    if not root.is_dir():
+        return []
+    return [
+        (aside, record)
+        for aside in sorted(root.rglob(f"*{TORN_SUFFIX}"))
+        for record in read_torn(aside)
+    ]
+
+
+def append_lines(path: Path, lines: list[bytes]) -> dict[str, Any] | None:
+    """Append whole lines under the file's lock, repairing a torn tail first.
+
+    Each line is one ``os.write`` on an ``O_APPEND`` descriptor, so concurrent writers
+    interleave whole lines. Returns the torn record if a torn tail was moved aside.
+    """
+    from filelock import FileLock  # lazy: read-only commands never lock
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
     with FileLock(str(path) + ".lock"):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            torn = repair_tail(path, fd)
+            for line in lines:
+                written = os.write(fd, line)
+                if written != len(line):  # pragma: no cover - only on a full disk
+                    raise OSError(f"short write to {path}: {written} of {len(line)}")
         finally:
             os.close(fd)
+    return torn

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -37,6 +38,9 @@ from state.errors import DataFileError, InstanceNotFoundError, LumenError
 from state.files import atomic_write_text, dump_records, read_json
 from state.records import GoalRecord, ValueRecord
 from state.self_state import IdentityVector, Psyche, Self, SelfState
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
 
 SKILLS_SOURCE = Path(__file__).resolve().parent.parent / "skills"
 
@@ -264,6 +268,20 @@ class Instance:
         text = the_self.model_dump_json(indent=2) + "\n"
         atomic_write_text(self.self_file, text)
         _PARSED_SELF[self.self_file] = (text.encode("utf-8"), the_self.fork())
+
+    def data_lock(self) -> BaseFileLock:
+        """Return the instance lock that values and goals read-modify-writes hold.
+
+        One inter-process file lock (``.lumen/data.lock``) for ``values.json`` and every goals
+        file: a ``reflect`` and a ``run`` that each read, change and write them serialise, so
+        neither loses the other's update. The lock object is one per path in this process
+        (``is_singleton``) and re-entrant per thread, so a writer may nest it; other threads and
+        processes wait for it.
+        """
+        from filelock import FileLock
+
+        self.machine.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.machine / "data.lock"), is_singleton=True)
 
     def update_self(self, merge: Callable[[Self], Self]) -> Self:
         """Read the present self, apply ``merge`` and write it back, under an inter-process lock.

@@ -2,8 +2,10 @@
 
 Each record is serialised to one line and written with a single ``os.write`` on a file opened
 with ``O_APPEND`` while holding an inter-process file lock, so concurrent ``lumen chat`` and
-``lumen run`` processes interleave whole lines and never tear one. There is no update or delete:
-later events (weight changes, soft deletes) are new lines that refer to earlier ids.
+``lumen run`` processes interleave whole lines and never tear one. A line cut short anyway (a
+crash of the machine, a full disk) is moved aside to ``<day>.jsonl.torn`` by the next append,
+never merged with it, and ``lumen doctor`` reports it. There is no update or delete: later
+events (weight changes, soft deletes) are new lines that refer to earlier ids.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from state.files import append_lines, torn_lines
 from state.records import Author, MemoryEntry
 from state.self_state import utc_now
 
@@ -83,24 +86,22 @@ class MemoryJournal:
         return entry
 
     def append_many(self, entries: list[MemoryEntry]) -> None:
-        """Append entries under one lock per day file, still one ``write()`` per record."""
-        from filelock import FileLock  # lazy: read-only commands never lock
+        """Append entries under one lock per day file, still one ``write()`` per record.
 
+        A torn last line left by a crash (no newline, or not JSON) is first moved aside to
+        ``<day>.jsonl.torn`` with its offset and reason (``state.files.repair_tail``), so a new
+        entry never merges with it; ``lumen doctor`` reports it.
+        """
         by_day: dict[Path, list[bytes]] = {}
         for entry in entries:
             line = (entry.model_dump_json() + "\n").encode("utf-8")
             by_day.setdefault(self.day_file(entry.timestamp.date()), []).append(line)
         for path, lines in by_day.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with FileLock(str(path) + ".lock"):
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                try:
-                    for line in lines:
-                        written = os.write(fd, line)
-                        if written != len(line):  # pragma: no cover - only on a full disk
-                            raise OSError(f"short write to {path}: {written} of {len(line)}")
-                finally:
-                    os.close(fd)
+            append_lines(path, lines)
+
+    def torn(self) -> list[tuple[Path, dict[str, Any]]]:
+        """Return the torn lines moved aside from this ledger (``*.jsonl.torn``)."""
+        return torn_lines(self.root)
 
     def tail(self, n: int, *, authors: tuple[str, ...] | None = None) -> list[MemoryEntry]:
         """Return the ``n`` newest entries (newest first), reading day files backwards."""

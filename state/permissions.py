@@ -14,11 +14,15 @@
 One documented exception, from the spec's own DECIDE step: when the best action has no skill
 (A = 0), the action loop creates a ``todo`` goal to author that skill (``add_skill_gap_goal``).
 Every violation raises ``WritePermissionError`` and is logged as a ``kernel`` memory first.
+
+Every read-modify-write of values.json and the goals files holds the instance lock
+(``Instance.data_lock``), so concurrent ``reflect`` and ``run`` processes never lose an update.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -64,6 +68,14 @@ class WritePermissionError(LumenError):
     """A loop tried to write what the spec's table does not allow it to write."""
 
 
+class StaleWriteError(LumenError):
+    """A compare-and-swap write found the file changed since the caller read it."""
+
+
+def _value_set(values: list[ValueRecord]) -> set[tuple[str, float, str]]:
+    return {(v.name, v.weight, v.status) for v in values}
+
+
 class DataWriter:
     """The only writer of an instance's data files, bound to the loop that uses it."""
 
@@ -95,10 +107,36 @@ class DataWriter:
         self.check("soul", "soul.md")
         atomic_write_text(self.instance.soul_file, text)
 
-    def write_values(self, values: list[ValueRecord]) -> None:
-        """Replace values.json (reflection only)."""
+    def write_values(
+        self, values: list[ValueRecord], *, based_on: list[ValueRecord] | None = None
+    ) -> None:
+        """Replace values.json (reflection only), under the instance lock.
+
+        ``based_on`` makes the write a compare-and-swap: the values the caller read and changed.
+        When values.json no longer holds them (another process wrote in between), nothing is
+        written and ``StaleWriteError`` is raised, so the other writer's update is never lost.
+        """
         self.check("values", "values.json")
-        dump_records(self.instance.values_file, values)
+        with self.instance.data_lock():
+            if based_on is not None:
+                current = load_values(self.instance.values_file)
+                if _value_set(current) != _value_set(based_on):
+                    raise StaleWriteError("values.json changed since it was read")
+            dump_records(self.instance.values_file, values)
+
+    def update_values(
+        self, change: Callable[[list[ValueRecord]], list[ValueRecord] | None]
+    ) -> list[ValueRecord] | None:
+        """Read values.json, apply ``change`` and write the result, all under the instance lock.
+
+        ``change`` returns the new values, or ``None`` to write nothing. Returns what was written.
+        """
+        self.check("values", "values.json")
+        with self.instance.data_lock():
+            changed = change(load_values(self.instance.values_file))
+            if changed is not None:
+                dump_records(self.instance.values_file, changed)
+            return changed
 
     # ------------------------------------------------------------------ goals
 
@@ -115,21 +153,25 @@ class DataWriter:
 
     def set_goal_status(self, year: int, name: str, status: GoalStatus) -> None:
         """Move a goal between todo/working/done (action, reflection); perpetual is reflection's."""
-        goals, index = self._find(year, name)
-        current = goals[index].status
-        if current == "perpetual" or status == "perpetual":
-            self.check("goal_perpetual", f"{name!r}: {current} -> {status}")
-        else:
-            self.check("goal_status", f"{name!r}: {current} -> {status}")
-        goals[index] = goals[index].model_copy(update={"status": status})
-        dump_records(self.instance.goals_file(year), goals)
+        with self.instance.data_lock():
+            goals, index = self._find(year, name)
+            current = goals[index].status
+            if current == "perpetual" or status == "perpetual":
+                self.check("goal_perpetual", f"{name!r}: {current} -> {status}")
+            else:
+                self.check("goal_status", f"{name!r}: {current} -> {status}")
+            goals[index] = goals[index].model_copy(update={"status": status})
+            dump_records(self.instance.goals_file(year), goals)
 
     def set_goal_weight(self, year: int, name: str, weight: float) -> None:
         """Change a goal's weight (reflection only)."""
         self.check("goal_weight", f"{name!r} -> {weight:.3f}")
-        goals, index = self._find(year, name)
-        goals[index] = GoalRecord.model_validate({**goals[index].model_dump(), "weight": weight})
-        dump_records(self.instance.goals_file(year), goals)
+        with self.instance.data_lock():
+            goals, index = self._find(year, name)
+            goals[index] = GoalRecord.model_validate(
+                {**goals[index].model_dump(), "weight": weight}
+            )
+            dump_records(self.instance.goals_file(year), goals)
 
     def add_goal(self, goal: GoalRecord, *, year: int | None = None) -> None:
         """Create a goal in the current year's file (reflection only)."""
@@ -145,21 +187,24 @@ class DataWriter:
             weight=SKILL_GAP_GOAL_WEIGHT,
             status="todo",
         )
-        existing = {g.name for g in self._goals(year or date.today().year)}
-        if goal.name not in existing:
-            self._append_goal(goal, year)
+        with self.instance.data_lock():
+            existing = {g.name for g in self._goals(year or date.today().year)}
+            if goal.name not in existing:
+                self._append_goal(goal, year)
         return goal
 
     def _append_goal(self, goal: GoalRecord, year: int | None) -> None:
         target = year or date.today().year
-        dump_records(self.instance.goals_file(target), [*self._goals(target), goal])
+        with self.instance.data_lock():
+            dump_records(self.instance.goals_file(target), [*self._goals(target), goal])
 
     def remove_goal(self, year: int, name: str) -> None:
         """Delete a goal (reflection only)."""
         self.check("goal_existence", f"remove {name!r}")
-        goals, index = self._find(year, name)
-        del goals[index]
-        dump_records(self.instance.goals_file(year), goals)
+        with self.instance.data_lock():
+            goals, index = self._find(year, name)
+            del goals[index]
+            dump_records(self.instance.goals_file(year), goals)
 
     # ------------------------------------------------------------------ skills and memory
 

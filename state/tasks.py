@@ -29,6 +29,13 @@ Lifecycle::
                                --fail-----> failed           (attempts == max_attempts)
     pending/running --cancel--> cancelled
     pending --past expires_at--> expired                     (cleanup_expired, due, start, ...)
+    running --lease runs out--> pending | failed             (the runner crashed; one attempt)
+
+Leases: ``start``/``claim`` give the runner a lease (``DEFAULT_LEASE``, ``renew`` extends it).
+Every read of the queue first returns running tasks whose lease ran out to pending (``_reclaim``),
+so a task left ``running`` by a killed process never holds a slot of the agent cap for ever. Two
+runners on one due task: ``claim`` lets the first take it and the second skip it; ``succeed`` and
+``fail`` with ``runner`` refuse a runner whose lease was taken over.
 """
 
 from __future__ import annotations
@@ -62,6 +69,10 @@ RETRY_CAP_SECONDS = 3600.0
 RETRY_JITTER = 0.2
 MAX_FINISHED_KEPT = 200
 LOCK_TIMEOUT_SECONDS = 10.0
+DEFAULT_LEASE = timedelta(minutes=30)
+"""How long a runner holds a task it started; a slow turn on a small CPU takes minutes."""
+LEGACY_LEASE = timedelta(hours=1)
+"""The lease of a task started before leases existed (no ``lease_until``): ``recover_stale``'s."""
 TASKS_FILE = "tasks.json"
 
 LIVE_STATUSES: frozenset[str] = frozenset({"pending", "running"})
@@ -90,6 +101,10 @@ class Task(BaseModel):
     retry_at: AwareDatetime | None = None
     started_at: AwareDatetime | None = None
     finished_at: AwareDatetime | None = None
+    runner: str = ""
+    """Who holds the running task (``host:pid:nonce``); empty while pending."""
+    lease_until: AwareDatetime | None = None
+    """When a running task's lease ends: past it, the runner is presumed dead (``_reclaim``)."""
 
     @property
     def live(self) -> bool:
@@ -278,6 +293,7 @@ class TaskQueue:
         if expires_at - now > MAX_AGENT_TTL:
             return self._reject(f"expires_at is more than {MAX_AGENT_TTL.days} days away")
         with self._transaction() as tasks:
+            _reclaim(tasks, now)
             _expire(tasks, now)
             live = [t for t in tasks if t.job_kind == "agent" and t.live]
             if len(live) >= MAX_PENDING_AGENT:
@@ -306,6 +322,7 @@ class TaskQueue:
         Expired tasks are cleaned up first, so a listed pending task is never past its expiry.
         """
         with self._transaction() as tasks:
+            _reclaim(tasks, self._now())
             _expire(tasks, self._now())
             found = [t for t in tasks if include_finished or t.live]
         return sorted(found, key=_sort_key)
@@ -326,6 +343,7 @@ class TaskQueue:
         """
         now = self._now()
         with self._transaction() as tasks:
+            _reclaim(tasks, now)
             _expire(tasks, now)
             found = [t for t in tasks if t.status == "pending" and _is_due(t, now)]
         return sorted(found, key=_sort_key)
@@ -333,8 +351,12 @@ class TaskQueue:
     # ------------------------------------------------------------------ transitions
 
     def cleanup_expired(self) -> TaskList:
-        """Mark every pending task past its ``expires_at`` as expired; return those tasks."""
+        """Mark every pending task past its ``expires_at`` as expired; return those tasks.
+
+        Running tasks whose lease ran out are returned to the queue first.
+        """
         with self._transaction() as tasks:
+            _reclaim(tasks, self._now())
             return _expire(tasks, self._now())
 
     def cancel(self, task_id: str) -> Task:
@@ -352,23 +374,49 @@ class TaskQueue:
             task.finished_at = now
             return task
 
-    def start(self, task_id: str) -> Task:
-        """Mark a pending task running (the caller is about to execute it).
+    def start(self, task_id: str, *, runner: str = "", lease: timedelta = DEFAULT_LEASE) -> Task:
+        """Mark a pending task running under a lease (the caller is about to execute it).
 
         Raises:
             LumenError: unknown id, the task is not pending, or it has just expired.
         """
         now = self._now()
         with self._transaction() as tasks:
+            _reclaim(tasks, now)
             _expire(tasks, now)
             task = _find(tasks, task_id)
             if task.status != "pending":
                 raise LumenError(f"task {task.id} is {task.status}, not pending")
             task.status = "running"
             task.started_at = now
+            task.runner = runner
+            task.lease_until = now + lease
             return task
 
-    def succeed(self, task_id: str) -> Task:
+    def claim(self, task_id: str, *, runner: str, lease: timedelta = DEFAULT_LEASE) -> Task | None:
+        """Start a due task for ``runner``, or return ``None`` when it is no longer pending.
+
+        Two ``lumen run`` processes may list the same due task; the first claim wins and the
+        second skips it (``None``), which is not an error. A task that vanished (cancelled,
+        expired, pruned) is skipped the same way.
+        """
+        try:
+            return self.start(task_id, runner=runner, lease=lease)
+        except LumenError:
+            return None
+
+    def renew(self, task_id: str, *, runner: str, lease: timedelta = DEFAULT_LEASE) -> bool:
+        """Extend ``runner``'s lease on a running task; ``False`` if it no longer holds it."""
+        now = self._now()
+        with self._transaction() as tasks:
+            _reclaim(tasks, now)
+            task = next((t for t in tasks if t.id == task_id), None)
+            if task is None or task.status != "running" or task.runner != runner:
+                return False
+            task.lease_until = now + lease
+            return True
+
+    def succeed(self, task_id: str, *, runner: str | None = None) -> Task:
         """Finish a running task: a user cron task is rescheduled, any other task is done.
 
         The next run of a cron task is the first fire time after now (missed fire times are not
@@ -376,12 +424,15 @@ class TaskQueue:
         ``expires_at`` expires instead.
 
         Raises:
-            LumenError: unknown id or the task is not running.
+            LumenError: unknown id, the task is not running, or (``runner`` given) another
+                runner holds it now because this one's lease ran out.
         """
         now = self._now()
         with self._transaction() as tasks:
-            task = _running(tasks, task_id)
+            task = _running(tasks, task_id, runner)
             task.started_at = None
+            task.runner = ""
+            task.lease_until = None
             task.retry_at = None
             task.last_error = ""
             if task.job_kind == "user" and task.cron:
@@ -396,7 +447,7 @@ class TaskQueue:
                 task.finished_at = now
             return task
 
-    def fail(self, task_id: str, error: str) -> Task:
+    def fail(self, task_id: str, error: str, *, runner: str | None = None) -> Task:
         """Record a failed run: retry after an exponential back-off, or fail for good.
 
         ``attempts`` grows by one; below ``max_attempts`` the task goes back to pending with
@@ -407,7 +458,7 @@ class TaskQueue:
         """
         now = self._now()
         with self._transaction() as tasks:
-            task = _running(tasks, task_id)
+            task = _running(tasks, task_id, runner)
             self._record_failure(task, error, now)
             return task
 
@@ -434,6 +485,8 @@ class TaskQueue:
         task.attempts += 1
         task.last_error = _one_line(error)[:MAX_ERROR_CHARS]
         task.started_at = None
+        task.runner = ""
+        task.lease_until = None
         if task.attempts >= task.max_attempts:
             task.status = "failed"
             task.retry_at = None
@@ -540,11 +593,53 @@ def _find(tasks: list[Task], task_id: str) -> Task:
     raise LumenError(f"no task with id {wanted!r}")
 
 
-def _running(tasks: list[Task], task_id: str) -> Task:
+def _running(tasks: list[Task], task_id: str, runner: str | None = None) -> Task:
     task = _find(tasks, task_id)
     if task.status != "running":
         raise LumenError(f"task {task.id} is {task.status}, not running")
+    if runner is not None and task.runner != runner:
+        raise LumenError(f"task {task.id} is held by another runner (this one's lease ran out)")
     return task
+
+
+def _reclaim(tasks: list[Task], now: datetime) -> list[Task]:
+    """Return running tasks whose lease ran out to the queue (their runner presumed dead).
+
+    The lost run counts as a failed attempt (so a task that kills every runner still ends at
+    ``max_attempts``) but is due again at once: the lease itself was the wait.
+    """
+    reclaimed = []
+    for task in tasks:
+        if task.status != "running":
+            continue
+        lease_until = task.lease_until
+        if lease_until is None:
+            lease_until = (task.started_at or task.created_at) + LEGACY_LEASE
+        if lease_until > now:
+            continue
+        who = task.runner or "a runner"
+        error = f"lease expired at {lease_until.isoformat()}: {who} presumed crashed"
+        task.attempts += 1
+        task.last_error = error[:MAX_ERROR_CHARS]
+        task.started_at = None
+        task.runner = ""
+        task.lease_until = None
+        task.retry_at = None
+        if task.attempts >= task.max_attempts:
+            task.status = "failed"
+            task.finished_at = now
+        else:
+            task.status = "pending"
+        reclaimed.append(task)
+    return reclaimed
+
+
+def runner_id() -> str:
+    """Return an id for this process as a task runner (``host:pid:nonce``)."""
+    import os
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
 def _new_id(tasks: list[Task]) -> str:

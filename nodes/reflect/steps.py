@@ -20,7 +20,7 @@ from kernel import mscp
 from nodes.services import Services
 from state.cycle import Proposal, ReflectState
 from state.files import load_goals, load_values
-from state.permissions import DataWriter
+from state.permissions import DataWriter, StaleWriteError
 from state.records import GoalRecord, ValueRecord
 from state.writeback import (
     MAX_GOAL_NAME_CHARS,
@@ -399,7 +399,7 @@ def apply(state: ReflectState, *, deps: Services) -> Update:
         before: Any
         after: Any
         if proposal.target == "value_weight":
-            values = load_values(deps.instance.values_file)
+            values = read = load_values(deps.instance.values_file)
             if _values_hash(values) != seen:
                 _refuse(
                     writer, proposal, "values.json changed since the reflection read it", rejected
@@ -430,7 +430,11 @@ def apply(state: ReflectState, *, deps: Services) -> Update:
                 )
                 for v in values
             ]
-            writer.write_values(values)
+            try:  # compare-and-swap under the instance lock: a concurrent write is never lost
+                writer.write_values(values, based_on=read)
+            except StaleWriteError:
+                _refuse(writer, proposal, "values.json changed while it was written", rejected)
+                continue
             seen = _values_hash(values)
             if _values_hash(load_values(deps.instance.values_file)) != seen:  # read it back
                 _refuse(writer, proposal, "values.json did not read back as written", rejected)

@@ -44,11 +44,12 @@ def test_unreadable_line_is_skipped_and_reported(tmp_path: Path) -> None:
     journal = MemoryJournal(tmp_path)
     first = journal.append(journal.new_entry("first", author="external"))
     path = journal.day_file(first.timestamp.date())
-    with path.open("a") as handle:
-        handle.write('{"broken": \n')
-    journal.append(journal.new_entry("second", author="self"))
+    second = journal.new_entry("second", author="self")
+    with path.open("a") as handle:  # an unreadable line inside the file (a torn *tail* is moved)
+        handle.write('{"broken": \n' + second.model_dump_json() + "\n")
+    journal.append(journal.new_entry("third", author="self"))
     report = journal.read()
-    assert [e.description for e in report.entries] == ["first", "second"]
+    assert [e.description for e in report.entries] == ["first", "second", "third"]
     assert len(report.skipped) == 1 and ":2:" in report.skipped[0]
 
 
@@ -62,7 +63,16 @@ def test_edited_kernel_memory_is_detected(tmp_path: Path) -> None:
 
 def test_journal_has_no_mutation_api() -> None:
     public = {name for name in dir(MemoryJournal) if not name.startswith("_")}
-    assert public == {"append", "append_many", "day_file", "files", "new_entry", "read", "tail"}
+    assert public == {
+        "append",
+        "append_many",
+        "day_file",
+        "files",
+        "new_entry",
+        "read",
+        "tail",
+        "torn",
+    }
 
 
 @pytest.mark.parametrize("weight", [-0.1, 1.5])
