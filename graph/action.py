@@ -120,6 +120,8 @@ def perform(
         info.path / "main.py", payload, timeout=timeout, env=skill_env(deps), cwd=workspace(deps)
     )
     if not result.ok:
+        if result.exit_code == 3:  # the skill's own policy refused it (skills/_protocol.py)
+            return deny("refused", f"{tool}: {result.error}", bias=verdict.bias)
         return ActionResult(status="failed", detail=result.error, bias=verdict.bias)
     return ActionResult(
         status="ok",
