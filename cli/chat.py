@@ -178,7 +178,37 @@ def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
     for note in state.degraded:
         warn(f"degraded: {note}")
     if as_json:
-        emit_json(turn_json(state, reply))
-    else:
-        typer.echo(reply)
+        after_reply(deps)
+        data = turn_json(state, reply)
+        data["reflection"] = _reflect(deps, state)
+        emit_json(data)
+        return
+    typer.echo(reply)
     after_reply(deps)  # index this turn's memories while the user reads the reply
+    _reflect(deps, state)
+
+
+def _reflect(deps: Any, state: Any) -> dict[str, Any]:
+    """Run the reflection the turn triggered (explicit request, regret, contradiction), if due.
+
+    It runs after the reply is shown; what it changed is told on stderr in one line. A failure
+    here never costs the turn: it is reported and the chat goes on.
+    """
+    from graph.chat_reflection import reflect_after_turn
+
+    try:
+        triggers, result, why = reflect_after_turn(deps, state)
+    except (LumenError, OSError, ValueError) as exc:
+        warn(f"reflection failed: {exc}")
+        return {"triggers": [], "ran": False, "why": f"failed: {exc}"}
+    if result is None:
+        return {"triggers": triggers, "ran": False, "why": why}
+    changed = "; ".join(result.applied) or "no change"
+    warn(f"reflected ({', '.join(triggers)}): {changed}")
+    return {
+        "triggers": triggers,
+        "ran": True,
+        "applied": result.applied,
+        "rejected": result.rejected,
+        "degraded": result.degraded,
+    }

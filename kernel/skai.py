@@ -929,6 +929,12 @@ def gate_cues(text: str) -> GateCues:
     )
 
 
+def howto(text: str) -> bool:
+    """Say whether ``text`` asks how to do something ("how do I", "como faço", "wie richte ich")."""
+    norm = " " + " ".join(_WORD_RE.findall(_fold(text))) + " "
+    return bool(_HOWTO_RE.search(norm))
+
+
 @functools.lru_cache(maxsize=256)
 def extract_mode_signals(text: str) -> ModeSignals:
     """Estimate the selection signals from surface features of ``text`` alone (no model).
@@ -1453,9 +1459,11 @@ def tool_need_score(features: ToolFeatures) -> float:
     return clamp(1.0 - miss)
 
 
-def should_call_tool(score: float, calls_made: int) -> bool:
+def should_call_tool(
+    score: float, calls_made: int, threshold: float = TOOL_AFFORDANCE_THRESHOLD
+) -> bool:
     """Call a tool iff ``tool_need_score >= threshold`` (0.62) and within the 2-call budget."""
-    return score >= TOOL_AFFORDANCE_THRESHOLD and calls_made < MAX_TOOL_CALLS_PER_TURN
+    return score >= threshold and calls_made < MAX_TOOL_CALLS_PER_TURN
 
 
 def tool_calls_allowed(requested: int, calls_made: int) -> int:

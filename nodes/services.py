@@ -161,3 +161,6 @@ class Services(Protocol):
 
     def restore_self(self, snapshot: SelfSnapshot) -> None:
         """Write a snapshot's values, goals, soul and self back to the instance."""
+    def self_notes(self, query: str) -> list[str]:
+        """Return the agent's self-authored notes that apply to ``query``."""
+

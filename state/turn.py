@@ -185,3 +185,10 @@ class TurnState(TurnInput):
     """The active norms with their parameters, for enforcement in ``compose_final``."""
     norm_ack: str = ""
     """The acknowledgement of norms recorded this turn ("" when none was)."""
+    contradictions: list[str] = Field(default_factory=list)
+    """Beliefs about the user this turn's message contradicted (read by self_initiated_reflection
+    and by the reflection chat runs after the reply)."""
+    learned: list[str] = Field(default_factory=list)
+    """What earlier turns taught that applies to this one (lessons, policy knobs, self-authored
+    notes, named concepts): written by integration_fuser's reader ``learned_context``, read by
+    every drafting prompt and the plan."""

@@ -11,7 +11,7 @@ import functools
 import re
 from collections.abc import Mapping
 
-from kernel import skai
+from kernel import learning, skai
 from kernel.affordance import breakdown, candidates
 from kernel.facts import stale_mentions
 from kernel.grammar import render_reply
@@ -106,8 +106,9 @@ def tool_affordance(state: TurnState, *, deps: Services) -> Update:
         )
     )
     table = "; ".join(f"{c.tool} {t}" for _, t, c in scored)
-    if not skai.should_call_tool(need, attempts):
-        reason = f"tool_need {need:.2f} < 0.62" if need < 0.62 else "tool-call budget spent"
+    bar = learning.tool_threshold(state.me.metacog.policy)  # a lesson may lower the bar
+    if not skai.should_call_tool(need, attempts, bar):
+        reason = f"tool_need {need:.2f} < {bar:.2f}" if need < bar else "tool-call budget spent"
         return {"tool_choice": None, "tool_need": need, "why": reason, "note": table}
     choice = ToolChoice(tool=best.tool, input=best.input, score=round(score, 4), breakdown=text)
     return {"tool_choice": choice, "tool_need": need, "note": f"{best.tool} {text}; {table}"}
@@ -218,7 +219,7 @@ def _redraft_with_tools(state: TurnState, deps: Services, tools: str) -> tuple[s
 def prompt_headings() -> tuple[str, ...]:
     """Return the section headings of the drafting prompt (a small model sometimes copies them)."""
     found = []
-    for name in ("drafts/system", "drafts/prompt", "drafts/tools"):
+    for name in ("drafts/system", "drafts/prompt", "drafts/tools", "drafts/learned"):
         for line in template(name).template.splitlines():
             head = line.split(":", 1)[0].strip()
             if ":" in line and head and "$" not in head:

@@ -16,7 +16,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from kernel import skai
+from kernel import learning, skai
 from kernel.text import content_words
 from nodes.services import Services
 from state.files import append_jsonl
@@ -269,19 +269,13 @@ def lesson_extract(state: TurnState, *, deps: Services, step: str) -> Update:
     return {"me": me, "closed": True, "note": f"lesson {lesson.id}: {lesson.then}"}
 
 
-LESSON_TARGETS = {
-    "OVER_ANALYSIS": ("modules.effort_budgeter", "talk_verbosity", -1.0),
-    "UNDER_OPINION": ("voice_contracts", "opinion_preface", 1.0),
-    "STYLE_DRIFT_ASSISTANT": ("voice_contracts", "avoid_assistant_fluff", 1.0),
-    "REPEATINESS": ("runtime.turn_loop", "vary_form", 1.0),
-    "CONFABULATION_ALERT": ("runtime.turn_loop", "hypothesis_tagging_strict", 1.0),
-    "MISREAD_INTENT": ("modules.effort_budgeter", "clarify_threshold", -0.05),
-    "LOW_SIGNAL": ("modules.effort_budgeter", "ask_back", 1.0),
-}
-
-
 def policy_shape(state: TurnState, *, deps: Services) -> Update:
-    """Apply at most one high-confidence lesson as a policy change; revert it on regret."""
+    """Apply at most one high-confidence lesson as a policy change; revert it on regret.
+
+    The change turns one knob a later step reads (``kernel.learning.POLICY_KNOBS``): the effort
+    budgeter's verbosity, tool_affordance's tool-need bar, the mode gate's bias, or a line of
+    the drafting prompt. Regret measured after the change above regret at applying it reverts it.
+    """
     assert state.me is not None
     me = _meta(state)
     applied = me.metacog.policy
@@ -298,7 +292,7 @@ def policy_shape(state: TurnState, *, deps: Services) -> Update:
     lessons = [lesson for lesson in me.metacog.lessons if lesson.get("turn_id") == state.turn_index]
     changes = []
     for lesson in lessons:
-        target = LESSON_TARGETS.get(str(lesson.get("tag")))
+        target = learning.POLICY_KNOBS.get(str(lesson.get("tag")))
         if target:
             confidence = 0.8 if len(me.metacog.outcomes) >= 4 else 0.6
             changes.append((skai.PolicyChange(str(lesson["id"]), target[0], confidence), target))
@@ -361,20 +355,69 @@ def self_authored_update(state: TurnState, *, deps: Services, step: str) -> Upda
 
 
 def rehearsal_run(state: TurnState, *, deps: Services) -> Update:
-    """Every 8 turns (not in talk), rehearse up to two recent lessons."""
+    """Every 8 turns (not in talk), rehearse recent lessons with one model call.
+
+    The model is shown the newest lessons and the error tags of recent turns and asked for one
+    rule for itself; an answer of the form "If …, then …" that is not already a lesson becomes
+    one (untagged, so it applies to every turn until a newer rehearsal replaces it). Skipped on
+    a tainted turn and when the mode's model budget is spent.
+    """
     if not skai.rehearsal_due(state.turn_index, state.mode):
         return {"skipped": f"not due (every 8 turns, not in talk; turn {state.turn_index})"}
-    assert state.me is not None
-    lessons = skai.rehearsal_lessons(state.me.metacog.lessons)
-    rehearsed = [f"If {lsn['if']}, then {lsn['then']}." for lsn in lessons] or ["(no lessons yet)"]
+    if state.tainted:
+        return {"skipped": "tainted turn: no rehearsal"}
+    if not skai.within_budget(state.mode, state.llm_calls):
+        return {"skipped": "model-call budget spent"}
+    me = _meta(state)
+    lessons = skai.rehearsal_lessons(me.metacog.lessons)
+    rehearsed = [f"If {lsn['if']}, then {lsn['then']}." for lsn in lessons]
+    tags = [tag for outcome in me.metacog.outcomes[-8:] for tag in outcome.get("error_tags", [])]
+    thought = deps.think_text(
+        "rehearse",
+        mode=state.mode,
+        values={
+            "lessons": "\n".join(f"- {r}" for r in rehearsed) or "- none yet",
+            "errors": ", ".join(dict.fromkeys(tags)) or "none",
+        },
+        history=[],
+        fallback="",
+    )
+    rule = learning.parse_rule(thought.text) if thought.ok else None
+    known = {str(lsn.get("then", "")).lower() for lsn in me.metacog.lessons}
+    record: dict[str, Any] | None = None
+    if rule and rule[1].lower() not in known:
+        record = {
+            "id": f"{skai.LESSON_ID_PREFIX}{state.turn_index:04d}-REHEARSAL",
+            "if": rule[0],
+            "then": rule[1],
+            "why": f"rehearsal at turn {state.turn_index} of {len(lessons)} lessons",
+            "tag": "",
+            "turn_id": state.turn_index,
+        }
+        append_jsonl(
+            deps.instance.metacog_dir / "lessons.jsonl", {"ts": deps.now().isoformat(), **record}
+        )
+        me.metacog.lessons = [*me.metacog.lessons, record][-32:]
     append_jsonl(
         deps.instance.metacog_dir / "rehearsals.jsonl",
-        {"ts": deps.now().isoformat(), "turn": state.turn_index, "rehearsed": rehearsed},
+        {
+            "ts": deps.now().isoformat(),
+            "turn": state.turn_index,
+            "rehearsed": rehearsed,
+            "answer": thought.text[:300],
+            "lesson": record["id"] if record else None,
+        },
     )
-    return {
+    update: Update = {
+        "me": me,
+        "llm_calls": state.llm_calls + 1,
         "closed": True,
-        "note": f"rehearsed {len(lessons)} lessons",
+        "note": f"rehearsed {len(lessons)} lessons; "
+        + (f"new lesson {record['id']}" if record else "no new rule"),
     }
+    if not thought.ok:
+        update["degraded"] = [f"rehearsal: {thought.reason}"]
+    return update
 
 
 def self_representation_update(state: TurnState, *, deps: Services) -> Update:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from kernel import skai
+from kernel import learning, skai
 from nodes.services import Services
+from prompts import render as render_prompt
 from state.files import parse_soul
 from state.turn import Candidate, Mode, TurnState
 
@@ -59,17 +60,63 @@ def pick_mode(scores: dict[str, float]) -> Mode:
 
 
 def mode_gate(state: TurnState, *, deps: Services) -> Update:
-    """Select talk/work/deep by argmax of signal scores plus the effort budgeter's vote."""
+    """Select talk/work/deep by argmax of signal scores plus the effort budgeter's vote.
+
+    A live policy change may bias the gate (``mode_bias_work``, from a lesson about misread
+    intent). Once the mode is known, what earlier turns taught that applies to this mode and
+    message is gathered for every drafting prompt (``learned_context``).
+    """
     signals = skai.extract_mode_signals(state.user_text)
     scores: dict[str, float] = {m: round(v, 4) for m, v in skai.mode_scores(signals).items()}
     scores[state.effort.depth] = round(scores[state.effort.depth] + EFFORT_VOTE, 4)
+    policy = state.me.metacog.policy if state.me else {}
+    if bias := learning.knob(policy, "mode_bias_work"):
+        scores["work"] = round(scores["work"] + bias, 4)
     mode = pick_mode(scores)
+    learned = learned_context(state.model_copy(update={"mode": mode}), deps)
     return {
         "mode": mode,
         "mode_scores": scores,
+        "learned": learned,
         "why": f"bypassed in {mode} mode",
-        "note": f"mode={mode} scores={scores}",
+        "note": f"mode={mode} scores={scores}; {len(learned)} learned lines apply",
     }
+
+
+def learned_context(state: TurnState, deps: Services) -> list[str]:
+    """Return the prompt lines of what earlier turns taught that applies now.
+
+    Lessons whose condition holds (``kernel.learning.lesson_applies``), the live policy knobs
+    that speak to the draft, the agent's own notes (self-norms always; notebook and evidence
+    entries that share words with the message), the named concepts the message uses, and the
+    self-story when the user asks who the agent is.
+    """
+    if state.me is None:
+        return []
+    me = state.me
+    lines = [
+        render_prompt("learned/lesson", condition=str(x["if"]), then=str(x["then"])).strip()
+        for x in learning.applicable_lessons(
+            me.metacog.lessons,
+            mode=state.mode,
+            modality=state.surface.modality,
+            words=len(state.user_text.split()),
+            has_history=bool(state.history),
+        )
+    ]
+    lines += [render_prompt(f"policy/{k}").strip() for k in learning.brief_knobs(me.metacog.policy)]
+    lines += [
+        render_prompt("learned/note", text=note).strip()
+        for note in deps.self_notes(state.user_text)
+    ]
+    concepts = [(c.cid, c.label, c.definition) for c in me.self_state.named_concepts.index]
+    lines += [
+        render_prompt("learned/concept", label=label, definition=definition).strip()
+        for _, label, definition in learning.mentioned_concepts(state.user_text, concepts)
+    ]
+    if me.metacog.self_story and learning.asks_about_self(state.user_text):
+        lines.append(render_prompt("learned/self_story", story=me.metacog.self_story).strip())
+    return lines
 
 
 def presence_preface(state: TurnState, *, deps: Services, step: str) -> Update:
@@ -141,7 +188,7 @@ def resolve_relative(text: str, today: date) -> dict[str, str]:
 
 def chronos_mesh(state: TurnState, *, deps: Services) -> Update:
     """Anchor the turn in time and resolve relative dates to absolute ones."""
-    now = datetime.now().astimezone()
+    now = deps.now().astimezone()
     chronos = {"now": now.isoformat(timespec="seconds"), "weekday": now.strftime("%A")}
     chronos.update(resolve_relative(state.user_text, now.date()))
     return {"chronos": chronos, "note": f"{len(chronos) - 2} relative dates resolved"}
@@ -195,6 +242,7 @@ def plan(state: TurnState, *, deps: Services) -> Update:
         values={
             "user_text": state.user_text,
             "intent": state.intents[0].label if state.intents else "unknown",
+            "learned": "\n".join(state.learned) or "- nothing yet",
         },
         schema=PlanAnswer,
         fallback=fallback,
@@ -247,6 +295,9 @@ def draft_values(
         "traits": traits,
         "mode_rules": MODE_RULES[state.mode] + (f" {extra}" if extra else ""),
         "norms": "\n".join(state.norms),
+        "learned": render_prompt("drafts/learned", lines="\n".join(state.learned))
+        if state.learned
+        else "",
         "beliefs": "\n".join(f"- {b}" for b in state.beliefs) or "- nothing yet",
         "memories": "\n".join(f"- {m}" for m in state.context_memories[:6]) or "- nothing yet",
         "tools": tools,

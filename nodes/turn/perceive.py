@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from kernel import skai
+from kernel import learning, skai
 from kernel.text import (
     CONSTRAINT,
     GREETINGS,
@@ -135,13 +135,19 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
     deps.store.mark_used([h.id for h in used])
     # Recorded after the search (which embedded the text once): in the ledger now, indexed
     # in one batch after the reply is delivered; the recent half of every search covers it.
+    contradictions: list[str] = []
     if not state.tainted and not external:  # untrusted input is recorded by screen(), summarised
         entry = deps.store.add_entry(
             state.user_text,
             metadata={"author": "external", "situation": "chat"},
             defer_index=True,
         )
-        deps.record_statement(entry)  # classify → contradiction check → belief update (§14.2)
+        outcomes = deps.record_statement(entry)  # classify → contradiction → belief update
+        contradictions = [
+            f"{o.slot.slot_key}: {o.demoted.value if o.demoted else '?'} -> {o.slot.value}"
+            for o in outcomes
+            if o.contradiction
+        ]
     norms = _norms(state, deps, trusted=not state.tainted and not external)
     beliefs = deps.belief_context(state.user_text)  # after this turn's own statements count
     fresh = TurnState(user_text=state.user_text)
@@ -160,6 +166,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "beliefs": beliefs,
         "corrections": deps.belief_corrections(),
         "context_memories": memories,
+        "contradictions": contradictions,
         **norms,
         "note": f"recalled {len(memories)} memories and {len(beliefs)} beliefs about the user",
     }
@@ -262,15 +269,15 @@ INTENT_LABELS = {
 
 
 def intent_hypotheses(state: TurnState, *, deps: Services) -> Update:
-    """Model why it is said as k=3 competing, scored hypotheses."""
-    labels = INTENT_LABELS[state.surface.modality]
-    hedged = bool(state.surface.uncertainty_markers)
-    base = [0.6, 0.25, 0.15] if not hedged else [0.45, 0.35, 0.2]
+    """Model why it is said as k=3 competing hypotheses, scored from the message's own cues."""
+    scored = learning.intent_hypotheses(state.user_text, state.surface.modality)
     hypotheses = [
-        IntentHypothesis(label=label, score=score, why=f"{state.surface.modality} surface")
-        for label, score in zip(labels, base, strict=True)
+        IntentHypothesis(label=label, score=score, why=why) for label, score, why in scored
     ][: skai.INTENT_MODELER_K_HYPOTHESES]
-    return {"intents": hypotheses, "note": ", ".join(h.label for h in hypotheses)}
+    return {
+        "intents": hypotheses,
+        "note": ", ".join(f"{h.label} {h.score:.2f} ({h.why})" for h in hypotheses),
+    }
 
 
 def _ambiguity(state: TurnState) -> float:
@@ -285,7 +292,7 @@ def self_initiated_reflection(state: TurnState, *, deps: Services, step: str) ->
     last = state.me.metacog.last_fired.get(step)
     if not skai.reflection_triggered(
         ambiguity=_ambiguity(state),
-        contradiction_detected=False,
+        contradiction_detected=bool(state.contradictions),
         repeatiness=habit.get("repeatiness", 0.0),
         style_drift=habit.get("style_drift", 0.0),
         failed_goal_last_turn=bool(state.me.metacog.regret >= 0.6),
@@ -317,6 +324,9 @@ def effort_budgeter(state: TurnState, *, deps: Services) -> Update:
     )
     budget = skai.budget_effort(inputs)
     preface, body = skai.verbosity_target(budget.depth, state.turn_index)
+    # A live policy change (a lesson about over-long replies) shortens the budget.
+    policy = state.me.metacog.policy if state.me else {}
+    preface, body = learning.shorten(preface, body, policy)
     effort = Effort(
         depth=budget.depth,
         preface_sentences=preface,
