@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -46,9 +48,19 @@ def serve(
         server_header=False,
     )
     server = uvicorn.Server(config)
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler
+    # that was installed before it: a no-op one makes a graceful shutdown exit 0.
+    previous = {sig: signal.signal(sig, _after_shutdown) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.run()
     except SystemExit as exc:  # uvicorn exits when it cannot bind
         raise LumenError(f"cannot serve on {host}:{port} (is the port in use?)") from exc
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if not server.started:
         raise LumenError(f"cannot serve on {host}:{port} (is the port in use?)")
+
+
+def _after_shutdown(signum: int, frame: FrameType | None) -> None:
+    """Receive the signal uvicorn re-raises once its graceful shutdown is done."""
