@@ -11,6 +11,9 @@ import typer
 from cli.common import JsonFlag, after_reply, current_instance, emit_json
 from state.errors import LumenError
 
+MAX_INPUT_CHARS = 262_144
+"""The most ``lumen ingest`` reads from stdin (256 Ki characters); more is refused, not cut."""
+
 
 def register(app: typer.Typer) -> None:
     """Add ``ingest`` to the app."""
@@ -34,7 +37,7 @@ def ingest(
     if envelope:
         if source is not None or ref:
             raise LumenError("--envelope takes source_kind and source_ref from the JSON")
-        _ingest_envelope(_read_envelope(sys.stdin.read()), as_json)
+        _ingest_envelope(_read_envelope(_read_stdin()), as_json)
         return
     if source is None:
         raise LumenError("--source is required (or pass --envelope with a JSON envelope)")
@@ -48,7 +51,7 @@ def _ingest_text(source: str, ref: str, as_json: bool) -> None:
 
     if source.strip().lower() in {"user", "user_chat", "system"}:
         raise LumenError("--source must name an outside origin (ingested text is never trusted)")
-    text = sys.stdin.read()
+    text = _read_stdin()
     if not text.strip():
         raise LumenError("nothing to ingest: stdin is empty")
     deps = Deps.for_instance(current_instance())
@@ -60,6 +63,16 @@ def _ingest_text(source: str, ref: str, as_json: bool) -> None:
     else:
         state = "duplicate (dropped)" if screened.duplicate else screened.record["action"]
         typer.echo(f"{state}: {screened.record['summary']} [{screened.record['digest'][:12]}]")
+
+
+def _read_stdin() -> str:
+    """Read stdin, refusing input over ``MAX_INPUT_CHARS`` (never reads more than one past it)."""
+    text = sys.stdin.read(MAX_INPUT_CHARS + 1)
+    if len(text) > MAX_INPUT_CHARS:
+        raise LumenError(
+            f"input too large: more than {MAX_INPUT_CHARS} characters on stdin; split it up"
+        )
+    return text
 
 
 def _read_envelope(raw: str) -> dict[str, Any]:

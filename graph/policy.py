@@ -272,6 +272,54 @@ class SecurityPolicy:
             return self._deny("ledger", f"policy ledger unavailable: {exc.__class__.__name__}")
         return self._ok(f"recorded {label!r}")
 
+    def record_cost(self, cost: float, what: str = "model") -> PolicyDecision:
+        """Add a cost already incurred (a model call's tokens) to today's total; no action counts.
+
+        The cost is recorded even when it takes the total past ``max_cost_per_day`` (the tokens
+        are spent); the decision then says ``"cost"`` so the caller stops. Fails closed
+        (``"ledger"``) when the ledger cannot be read, locked or written.
+        """
+        if isinstance(cost, bool) or not isinstance(cost, int | float):
+            return self._deny("cost", "cost must be a number")
+        if not math.isfinite(cost) or cost < 0:
+            return self._deny("cost", f"cost must be finite and >= 0, not {cost!r}")
+        limit = self.config.policy.max_cost_per_day
+        try:
+            now = _utc(self._clock())
+            today = now.date().isoformat()
+            self.ledger_file.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(self.ledger_file) + ".lock", timeout=LOCK_TIMEOUT_S):
+                ledger = self._load() or _Ledger([], today, 0.0)
+                spent = (ledger.spent if ledger.day == today else 0.0) + cost
+                recent = [(ts, k) for ts, k in ledger.actions if ts > now - WINDOW]
+                atomic_write_json(self.ledger_file, _Ledger(recent, today, spent).to_json())
+        except _LedgerError as exc:
+            return self._deny("ledger", f"policy ledger {self.ledger_file} is unusable: {exc}")
+        except Timeout:
+            return self._deny("ledger", f"policy ledger {self.ledger_file} is locked")
+        except (OSError, ValueError, OverflowError) as exc:
+            return self._deny("ledger", f"policy ledger unavailable: {exc.__class__.__name__}")
+        if spent > limit + COST_EPSILON:
+            return self._deny("cost", f"{what}: {spent:g} spent today, over the limit {limit:g}")
+        return self._ok(f"{what}: {spent:g} of {limit:g} spent today")
+
+    def cost_allowed(self) -> PolicyDecision:
+        """Say whether a costly call may start: today's cost is below ``max_cost_per_day``.
+
+        A call's cost is known only once it returns, so the call that crosses the limit is
+        recorded in full and the next one is refused. Fails closed: an unreadable ledger denies
+        (``"ledger"``).
+        """
+        spent = self.usage()
+        if spent is None:
+            return self._deny("ledger", f"policy ledger {self.ledger_file} is unusable")
+        limit = self.config.policy.max_cost_per_day
+        if spent[1] > 0 and spent[1] >= limit - COST_EPSILON:
+            return self._deny(
+                "cost", f"the daily cost limit of {limit:g} is reached ({spent[1]:g} spent today)"
+            )
+        return self._ok(f"{spent[1]:g} of {limit:g} spent today")
+
     def usage(self) -> tuple[int, float] | None:
         """Return (actions in the last hour, cost today) from the ledger, or None if unreadable."""
         try:

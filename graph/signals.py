@@ -71,7 +71,7 @@ def normalise_text(text: str) -> str:
 
 def ingest_envelope(deps: Services, payload: Any) -> IngestResult:
     """Run one §13.2 envelope through the pipeline; ``EnvelopeError`` if it is malformed."""
-    envelope = SignalEnvelope.parse(payload)
+    envelope = SignalEnvelope.parse(payload, now=deps.now())
     text = normalise_text(envelope.text)
     kind = envelope.source_kind
     topic = envelope.topic_tags[0] if envelope.topic_tags else None

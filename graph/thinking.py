@@ -49,6 +49,39 @@ def _content(answer: BaseMessage) -> str:
     return answer.content if isinstance(answer.content, str) else str(answer.content)
 
 
+def cost_refusal(deps: Services) -> str | None:
+    """Return why no hosted model call may start today (the daily cost limit), else ``None``.
+
+    The embedded model costs nothing and is never refused; for a hosted one the security
+    policy's ledger decides, failing closed when it is unreadable.
+    """
+    if deps.config.llm.provider == "embedded":
+        return None
+    from graph.policy import SecurityPolicy
+
+    decision = SecurityPolicy(deps.instance, deps.config, clock=deps.now).cost_allowed()
+    return None if decision.allowed else f"model call refused: {decision.reason}"
+
+
+def record_cost(deps: Services, answer: BaseMessage) -> None:
+    """Record one model call's token usage as cost against the daily limit.
+
+    Tokens are the answer's ``usage_metadata`` (OpenAI-compatible servers report it); the price
+    is ``[costs.models]`` of the configured model. The embedded model costs 0 and records
+    nothing. Going over the limit is caught by ``cost_refusal`` before the next call.
+    """
+    if deps.config.llm.provider == "embedded":
+        return
+    usage = getattr(answer, "usage_metadata", None) or {}
+    tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+    cost = deps.config.costs.cost(deps.config.llm.model, tokens_in, tokens_out)
+    if cost > 0:
+        from graph.policy import SecurityPolicy
+
+        policy = SecurityPolicy(deps.instance, deps.config, clock=deps.now)
+        policy.record_cost(cost, f"{deps.config.llm.model} {tokens_in}+{tokens_out} tokens")
+
+
 def think_text(
     deps: Services,
     prompt: str,
@@ -61,6 +94,9 @@ def think_text(
     """Render ``prompts/<prompt>/{system,prompt}.md``, call the model, validate the text."""
     messages = _messages(prompt, values, history)
     model = deps.model_for(mode)  # a model that cannot load is a user-facing error, not a fallback
+    refused = cost_refusal(deps)
+    if refused:
+        return Thought(fallback, ok=False, ms=0.0, reason=refused)
     started = time.perf_counter()
     try:
         answer = model.invoke(messages)
@@ -68,6 +104,7 @@ def think_text(
         ms = (time.perf_counter() - started) * 1000
         return Thought(fallback, ok=False, ms=ms, reason=f"model call failed: {exc}"[:200])
     ms = (time.perf_counter() - started) * 1000
+    record_cost(deps, answer)
     text = _TEMPLATE_JUNK.sub("", _content(answer)).strip()
     if len(text) < MIN_USEFUL_CHARS or not any(ch.isalnum() for ch in text):
         return Thought(fallback, ok=False, ms=ms, reason="model output unusable (empty or no text)")
@@ -220,6 +257,7 @@ def _ask_openai(
             refused[method] = f"{why}: {exc}"[:300]
             continue
         ms = (time.perf_counter() - started) * 1000
+        record_cost(deps, answer)
         structured_output.remember(
             deps.instance, endpoint, method, refused=refused, at=deps.now().isoformat()
         )
@@ -250,6 +288,7 @@ def _ask(
         ms = (time.perf_counter() - started) * 1000
         raise _CallFailed(f"model call failed: {exc}"[:200], ms) from exc
     ms = (time.perf_counter() - started) * 1000
+    record_cost(deps, answer)
     return _Reply(parse_json_object(_content(answer)), ms)
 
 
@@ -299,6 +338,9 @@ def think_json(
     the method that worked is remembered per endpoint; a fallback is named in the reason.
     """
     model = deps.model_for(mode)  # a model that cannot load is a user-facing error, not a fallback
+    refused = cost_refusal(deps)
+    if refused:
+        return Judgment(fallback, ok=False, ms=0.0, reason=refused)
     try:
         reply = _ask(deps, model, schema.model_json_schema(), _messages(prompt, values, None))
     except _CallFailed as failed:

@@ -320,6 +320,46 @@ class SourceConfig(BaseModel):
         return parse_duration(self.every)
 
 
+class ModelPrice(BaseModel):
+    """What a model's tokens cost, per million, in the unit of ``policy.max_cost_per_day``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_mtok: float = Field(default=0.0, ge=0.0)
+    output_per_mtok: float = Field(default=0.0, ge=0.0)
+
+
+def _default_prices() -> dict[str, ModelPrice]:
+    # USD list prices per million tokens (input, output) of OpenAI's small models.
+    return {
+        "gpt-4o-mini": ModelPrice(input_per_mtok=0.15, output_per_mtok=0.60),
+        "gpt-4o": ModelPrice(input_per_mtok=2.50, output_per_mtok=10.00),
+        "gpt-4.1-mini": ModelPrice(input_per_mtok=0.40, output_per_mtok=1.60),
+        "gpt-4.1-nano": ModelPrice(input_per_mtok=0.10, output_per_mtok=0.40),
+    }
+
+
+class CostsConfig(BaseModel):
+    """Model prices: token usage becomes cost against ``policy.max_cost_per_day``.
+
+    The embedded model always costs 0. A hosted model is priced by ``models[name]``; a name not
+    in the table (a local OpenAI-compatible server, say) costs ``unknown``, 0 unless set.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: dict[str, ModelPrice] = Field(default_factory=_default_prices)
+    unknown: ModelPrice = Field(default_factory=ModelPrice)
+
+    def cost(self, model: str, input_tokens: int, output_tokens: int) -> float:
+        """Return what ``input_tokens`` in and ``output_tokens`` out of ``model`` cost."""
+        price = self.models.get(model, self.unknown)
+        return (
+            max(0, input_tokens) * price.input_per_mtok
+            + max(0, output_tokens) * price.output_per_mtok
+        ) / 1_000_000
+
+
 class Config(BaseModel):
     """The whole instance configuration."""
 
@@ -335,6 +375,8 @@ class Config(BaseModel):
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     sources: dict[str, SourceConfig] = Field(default_factory=dict)
     """Outside signal sources by name (``lumen sources``, ``lumen serve``)."""
+    costs: CostsConfig = Field(default_factory=CostsConfig)
+    """Per-model token prices (``graph.thinking`` records each call's cost)."""
 
     @model_validator(mode="after")
     def _source_names(self) -> Config:
@@ -434,6 +476,15 @@ cooldown_seconds = 30
 [checkpoints]
 backend = "sqlite"
 postgres_url = ""
+
+# What a hosted model's tokens cost per million (counted against [policy] max_cost_per_day; a
+# model call is refused once today's cost reaches it). The embedded model costs 0; a model not
+# listed costs [costs.unknown] (0 unless set, e.g. a local OpenAI-compatible server).
+[costs.models]
+"gpt-4o-mini" = { input_per_mtok = 0.15, output_per_mtok = 0.60 }
+"gpt-4o" = { input_per_mtok = 2.50, output_per_mtok = 10.00 }
+"gpt-4.1-mini" = { input_per_mtok = 0.40, output_per_mtok = 1.60 }
+"gpt-4.1-nano" = { input_per_mtok = 0.10, output_per_mtok = 0.40 }
 """
 
 

@@ -8,7 +8,7 @@ A malformed envelope raises ``EnvelopeError`` whose message names every bad fiel
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -17,6 +17,8 @@ SourceKind = Literal["discord", "x", "news", "trend", "webhook", "manual", "chat
 RiskFlag = Literal["rumor", "unverified", "sensitive", "policy_risky"]
 Quality = Literal["primary", "secondary", "unknown"]
 MAX_SIGNAL_CHARS = 20_000
+MAX_FUTURE_SKEW = timedelta(days=1)
+"""An ``ingest_ts`` later than now plus this is refused (a 9999-12-31 stamp never expires)."""
 
 
 class EnvelopeError(ValueError):
@@ -73,12 +75,16 @@ class SignalEnvelope(BaseModel):
         return tuple(tags[:16])
 
     @classmethod
-    def parse(cls, payload: Any) -> SignalEnvelope:
-        """Validate a decoded JSON object; raise ``EnvelopeError`` with a one-line reason."""
+    def parse(cls, payload: Any, *, now: datetime | None = None) -> SignalEnvelope:
+        """Validate a decoded JSON object; raise ``EnvelopeError`` with a one-line reason.
+
+        With ``now`` (the caller's clock), an ``ingest_ts`` more than ``MAX_FUTURE_SKEW`` ahead
+        of it is refused: TTLs and recency are computed from it.
+        """
         if not isinstance(payload, dict):
             raise EnvelopeError("signal envelope must be a JSON object")
         try:
-            return cls.model_validate(payload)
+            envelope = cls.model_validate(payload)
         except ValidationError as exc:
             problems = []
             for error in exc.errors():
@@ -88,3 +94,9 @@ class SignalEnvelope(BaseModel):
                     message = "unknown field"
                 problems.append(f"{where}: {message}")
             raise EnvelopeError("invalid signal envelope: " + "; ".join(problems)) from None
+        if now is not None and envelope.ingest_ts > now + MAX_FUTURE_SKEW:
+            raise EnvelopeError(
+                "invalid signal envelope: ingest_ts: more than a day in the future "
+                f"({envelope.ingest_ts.isoformat()})"
+            )
+        return envelope
