@@ -16,6 +16,7 @@ from cli import (
     audit,
     autonomy,
     chat,
+    explain,
     guard,
     ingest,
     memory,
@@ -51,6 +52,7 @@ audit.register(app)  # audit …
 ops.register(app)  # prune
 guard.register(app)  # guard scan, guard veto
 norms.register(app)  # norms, norms revoke
+explain.register(app)  # explain loops
 serve.register(app)  # serve (the webhook gateway)
 sources.register(app)  # sources add/list/remove/poll/trends
 
