@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from graph.deps import Deps
 from graph.ingress import signal_file
 from kernel import memory as mk
 from state.counters import bump
+from state.self_state import utc_now
 from state.sources import SourceStates
 
 WINDOW = timedelta(hours=1)
@@ -67,11 +68,13 @@ def momentum(count: int, previous: int) -> str:
     return "steady"
 
 
-def _records(deps: Deps, start: datetime, end: datetime) -> list[dict[str, Any]]:
-    """Return the signal ledger records stamped in ``[start, end)``."""
+def _records(deps: Deps, start: datetime, end: datetime | None) -> list[dict[str, Any]]:
+    """Return the signal ledger records stamped in ``[start, end)`` (``end=None``: no bound)."""
     found = []
     day = start.date()
-    while day <= end.date():
+    last = (end or datetime.max.replace(tzinfo=start.tzinfo)).date()
+    newest = max(start.date(), _today(deps))
+    while day <= min(last, newest):
         path = signal_file(deps, day)
         if path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
@@ -80,10 +83,15 @@ def _records(deps: Deps, start: datetime, end: datetime) -> list[dict[str, Any]]
                     stamp = datetime.fromisoformat(record["timestamp"])
                 except (ValueError, KeyError, TypeError):
                     continue  # a torn line never stops the job
-                if start <= stamp < end:
+                if start <= stamp and (end is None or stamp < end):
                     found.append(record)
         day += timedelta(days=1)
     return found
+
+
+def _today(deps: Deps) -> date:
+    """The newest ledger day to read: signals are stamped by the wall clock when screened."""
+    return max(deps.now(), utc_now()).date()
 
 
 def _topics(records: list[dict[str, Any]]) -> tuple[Counter[str], dict[str, set[str]]]:
@@ -104,7 +112,7 @@ def _topics(records: list[dict[str, Any]]) -> tuple[Counter[str], dict[str, set[
 def snapshot_trends(deps: Deps) -> list[TrendSnapshot]:
     """Aggregate the last hour's signals per topic into ``trend.snapshot.hourly`` slots."""
     now = deps.now()
-    current, origins = _topics(_records(deps, now - WINDOW, now))
+    current, origins = _topics(_records(deps, now - WINDOW, None))
     before, _ = _topics(_records(deps, now - 2 * WINDOW, now - WINDOW))
     snapshots = []
     for topic, count in sorted(current.items()):
