@@ -109,7 +109,15 @@ def _status_data(instance: Instance) -> dict[str, Any]:
         "affect": the_self.affect.model_dump(),
         "stability": {"C": the_self.stability.composite, "msi": the_self.stability.msi},
         "model": model_label(config),
+        "counters": _counters(instance),
     }
+
+
+def _counters(instance: Instance) -> dict[str, int]:
+    """The §21 counters (signals, dedup, promotions, gateway and feed limits, backoff)."""
+    from state.counters import read_counters
+
+    return read_counters(instance.machine)
 
 
 def status(as_json: JsonFlag = False) -> None:

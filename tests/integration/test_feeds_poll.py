@@ -352,3 +352,19 @@ def test_sources_cli_errors_are_one_line(
     assert [r["name"] for r in json.loads(out)] == ["hook"]
     assert cli(capsys, "sources", "remove", "hook")[0] == 0
     assert "[sources" not in instance.config_file.read_text()
+
+
+def test_status_and_doctor_show_the_source_counters(
+    instance: Instance, feeds: tuple[Feeds, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    state, base = feeds
+    add_feed(capsys, "news", f"{base}/rss", "--allow-host", "127.0.0.1")
+    state.phase = "500"
+    assert poll_json(capsys, "news")["status"] == "error"
+    code, out, err = cli(capsys, "status", "--json")
+    assert code == 0, err
+    counters = json.loads(out)["counters"]
+    assert counters['feed_backoff_total{source="news"}'] == 1
+    assert counters["signal_dedup_drop_total"] == 0
+    _, out, _ = cli(capsys, "doctor", "--json")
+    assert json.loads(out)["counters"]['feed_fetch_failure_total{source="news"}'] == 1
