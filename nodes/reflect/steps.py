@@ -12,6 +12,7 @@ memory (file, before, after). ``Psyche.evolve()`` runs here.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,6 +21,7 @@ from kernel import mscp
 from nodes.services import Services
 from state.cycle import Proposal, ReflectState
 from state.files import load_goals, load_values
+from state.metacog_log import digest as metacog_digest
 from state.permissions import DataWriter, StaleWriteError
 from state.records import GoalRecord, ValueRecord
 from state.writeback import (
@@ -37,6 +39,8 @@ MODEL_STEP = 0.02
 MODEL_EVIDENCE = 0.3
 NEW_GOAL_MIN_WEIGHT = 0.1  # a goal reflection creates weighs in [0.1, 0.7]
 NEW_GOAL_MAX_WEIGHT = 0.7
+LEARNING_WINDOW = timedelta(days=7)
+"""How far back REVIEW reads the learning logs under ``data/metacog/``."""
 LOCKED_TARGETS = frozenset({"value_weight", "soul"})
 """Proposal targets the value lock guards (values.json, soul.md)."""
 
@@ -66,9 +70,14 @@ def review(state: ReflectState, *, deps: Services) -> Update:
     )
     if context.summaries:
         summary += f"; {len(context.summaries)} yearly summaries for the older span"
+    # What the turn loop and the cycle logged lately (lessons, policy changes, rollbacks, …).
+    learned = metacog_digest(deps.instance.metacog_dir, deps.now() - LEARNING_WINDOW)
+    if learned:
+        summary += "\n" + "\n".join(f"- {line}" for line in learned)
     deferred = DataWriter(deps.instance, "reflection").deferred_file.exists()
     has_material = bool(
-        memories
+        learned
+        or memories
         or context.summaries
         or auto.goal_weight_proposals
         or auto.archetype_stats

@@ -25,6 +25,11 @@ from state.turn import HISTORY_TURNS, Exchange, TurnState
 
 Update = dict[str, object]
 MAX_CONCEPTS = 64
+FLIP_WINDOW = 16
+FLIP_LIMIT = 3
+"""A belief revised this many times in the last FLIP_WINDOW revisions is stored at weight 0.4."""
+REGRET_SPIKE = 3
+"""The same regret kind this many times in the last 8 regret entries is a ``regret_spike``."""
 MAX_OPEN_QUESTIONS = 10
 SELF_FACTS = (
     (
@@ -132,8 +137,11 @@ def _revise_belief(me: Any, text: str, now: datetime) -> str:
             existing.last_touched = now
             return f"{key} reinforced"
         delta = f"{existing.text!r} -> {statement!r}" if existing else f"new: {statement!r}"
+        # A belief the user keeps changing is held more loosely (revisions of this key so far).
+        flips = sum(1 for r in beliefs.revision_log[-FLIP_WINDOW:] if r.belief_id == key)
+        weight = 0.6 if flips < FLIP_LIMIT else 0.4
         beliefs.statements = [b for b in beliefs.statements if b.id != key]
-        beliefs.statements.append(Belief(id=key, text=statement, weight=0.6))
+        beliefs.statements.append(Belief(id=key, text=statement, weight=weight))
         beliefs.revision_log = [
             *beliefs.revision_log,
             BeliefRevision(belief_id=key, delta=delta, why="the user said so in chat"),
@@ -326,11 +334,16 @@ def self_authored_update(state: TurnState, *, deps: Services, step: str) -> Upda
     elif state.reality.gaps:
         trigger, salience = "missing_fact", 0.7
         text = f"Gap: {state.reality.gaps[0]} (input: {state.user_text[:80]!r})"
-    elif state.error_tags:
-        trigger, salience = "outcome_logged", 0.6
+    elif spike := _regret_spike(me):
+        trigger, salience = "regret_spike", 0.7
+        text = f"I keep making the same mistake ({spike.kind}): {spike.note}"
+    elif state.error_tags:  # alone below the 0.6 bar: noted when the last loop stayed open
+        trigger, salience = "outcome_logged", 0.5
         text = f"{state.error_tags[0]}: {skai.ERROR_TAXONOMY[state.error_tags[0]]}"
     else:
         return {"skipped": "no trigger (no boundary choice, gap or logged error)"}
+    # An open loop last turn (rc_push) pushes this turn to close it: a self-authored note.
+    salience = min(1.0, salience + me.metacog.rc_push)
     if not skai.self_authored_update_allowed(
         salience=salience,
         turn_index=state.turn_index,
@@ -352,6 +365,15 @@ def self_authored_update(state: TurnState, *, deps: Services, step: str) -> Upda
     )
     me.metacog.last_fired[step] = state.turn_index
     return {"me": me, "note": f"{store}: {text[:80]}"}
+
+
+def _regret_spike(me: Any) -> Regret | None:
+    """Return the newest regret when its kind repeats REGRET_SPIKE times in the last 8."""
+    recent = me.self_state.growth.regret_log[-8:]
+    if not recent:
+        return None
+    last = recent[-1]
+    return last if sum(1 for r in recent if r.kind == last.kind) >= REGRET_SPIKE else None
 
 
 def rehearsal_run(state: TurnState, *, deps: Services) -> Update:

@@ -114,6 +114,8 @@ def learned_context(state: TurnState, deps: Services) -> list[str]:
         render_prompt("learned/concept", label=label, definition=definition).strip()
         for _, label, definition in learning.mentioned_concepts(state.user_text, concepts)
     ]
+    if state.reflection:  # self_initiated_reflection's question for this turn
+        lines.append(render_prompt("learned/reflection", question=state.reflection).strip())
     if me.metacog.self_story and learning.asks_about_self(state.user_text):
         lines.append(render_prompt("learned/self_story", story=me.metacog.self_story).strip())
     return lines

@@ -232,7 +232,11 @@ def surface_parse(state: TurnState, *, deps: Services) -> Update:
 
 def reality_check(state: TurnState, *, deps: Services) -> Update:
     """Check what the input presupposes against context and self_state; record gaps."""
-    context = [*state.context_memories, *(x.user for x in state.history)]
+    # Recent episodes (the self's episodic ring) reach further back than the prompt's history.
+    episodes = (
+        [e.summary for e in state.me.self_state.memory.episodic_ring[-8:]] if state.me else []
+    )
+    context = [*state.context_memories, *(x.user for x in state.history), *episodes]
     supported = [m for m in context if overlap(state.user_text, m) >= SUPPORT_OVERLAP][:3]
     check = RealityCheck(supported=supported)
     cues = has_any(state.user_text, RECALL_CUES)
@@ -280,9 +284,15 @@ def intent_hypotheses(state: TurnState, *, deps: Services) -> Update:
     }
 
 
+CARRIED_AMBIGUITY = 0.5
+"""Share of the last message's ambiguity (``epistemics.ambiguity``) that carries into this one:
+an unclear exchange is not settled by a short follow-up."""
+
+
 def _ambiguity(state: TurnState) -> float:
     signals = skai.extract_mode_signals(state.user_text)
-    return max(signals.high_ambiguity, 0.3 * len(state.reality.gaps))
+    carried = CARRIED_AMBIGUITY * state.me.self_state.epistemics.ambiguity if state.me else 0.0
+    return min(1.0, max(signals.high_ambiguity, 0.3 * len(state.reality.gaps), carried))
 
 
 def self_initiated_reflection(state: TurnState, *, deps: Services, step: str) -> Update:
