@@ -27,7 +27,8 @@ An ASGI app (Starlette, served by uvicorn):
 **Durability.** The pipeline runs on one worker thread, so the dedup check and the append are one
 step within the process; the 202 is sent only after the signal is appended to the signal ledger
 and the memory ledger (a ``write()`` that returned: the record survives the process). Vector
-indexing is deferred and batched (every ``FLUSH_EVERY_S`` or ``FLUSH_BATCH`` entries) and is a
+indexing is deferred and batched on a second thread (every ``FLUSH_EVERY_S``, or at
+``FLUSH_BATCH`` pending entries), so embedding never delays an answer; the index is a
 rebuildable cache. On SIGINT/SIGTERM uvicorn stops accepting, lets every in-flight request finish
 (its 202 is only sent after the append), then the lifespan drains the worker and indexes what is
 pending. Tokens are never logged: uvicorn's access log has the request line only.
@@ -102,6 +103,7 @@ class Gateway:
     tokens: dict[str, str] = field(default_factory=dict)
     buckets: dict[str, TokenBucket] = field(default_factory=dict)
     worker: ThreadPoolExecutor | None = None
+    indexer: ThreadPoolExecutor | None = None
     warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -164,8 +166,8 @@ class Gateway:
         from graph.signals import ingest_envelope
 
         result = ingest_envelope(self.deps, payload)
-        if self.deps.store.pending() >= FLUSH_BATCH:
-            self.deps.store.flush()
+        if self.deps.store.pending() >= FLUSH_BATCH and self.indexer is not None:
+            self.indexer.submit(self.flush)  # embedding never holds up the next signal
         if result.action == "duplicate":
             return {"status": "duplicate", "reason": result.reason}
         return {
@@ -178,8 +180,13 @@ class Gateway:
         }
 
     def flush(self) -> int:
-        """Index the deferred memories (on the worker thread)."""
+        """Index the deferred memories (on the indexer thread)."""
         return len(self.deps.store.flush()) if self.deps.store.pending() else 0
+
+    def index_later(self) -> asyncio.Future[Any]:
+        """Run ``flush`` on the indexer thread."""
+        assert self.indexer is not None, "the gateway is not started"
+        return asyncio.wrap_future(self.indexer.submit(self.flush))
 
 
 # --------------------------------------------------------------------------- envelopes
@@ -339,7 +346,7 @@ def build_app(deps: Deps, *, monotonic: Callable[[], float] = time.monotonic) ->
         while True:
             await asyncio.sleep(FLUSH_EVERY_S)
             try:
-                await gateway.submit(gateway.flush)
+                await gateway.index_later()
             except Exception as exc:  # the index is a cache: the ledger already has the signal
                 logging.getLogger("lumen.gateway").warning(
                     "indexing deferred signals failed: %s: %s", type(exc).__name__, exc
@@ -348,13 +355,15 @@ def build_app(deps: Deps, *, monotonic: Callable[[], float] = time.monotonic) ->
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         gateway.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lumen-ingest")
+        gateway.indexer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lumen-index")
         task = asyncio.create_task(flusher())
         try:
             yield
         finally:
             task.cancel()
-            await gateway.submit(gateway.flush)
-            gateway.worker.shutdown(wait=True)
+            gateway.worker.shutdown(wait=True)  # every accepted signal is appended by now
+            await gateway.index_later()
+            gateway.indexer.shutdown(wait=True)
 
     app = Starlette(
         routes=[
