@@ -11,7 +11,11 @@ Reads one JSON object on stdin: {"op": "list" | "read" | "write", "path": "notes
                  file is replaced atomically)
 
 Every path is relative to <instance>/workspace/ (created on demand). Absolute paths, ".."
-components and symlinks that resolve outside the workspace are refused. The instance is the
+components and symlinks that resolve outside the workspace are refused, and so are files with
+more than one hard link (the other name may be outside the workspace; checked on the opened
+file, so a swap after the check is caught too), a workspace that is itself a symlink, and
+writes under a ".git" directory (a written .git/config or hook runs commands in the next git
+call by the shell skill). The instance is the
 "instance" path or else LUMEN_HOME. Exit 0 on success, 2 on bad input (also: no instance, no such
 file), 3 when a path or size is refused, 1 on any other failure.
 """
@@ -51,7 +55,18 @@ def confine(workspace: Path, raw: str) -> Path:
     target = (workspace / posix).resolve()
     if not target.is_relative_to(workspace):
         raise SkillError(f"refused: {raw!r} resolves outside the workspace", 3)
+    try:
+        info = target.stat()
+    except OSError:
+        return target  # does not exist (yet)
+    if not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1:
+        raise SkillError(hard_links(raw, info.st_nlink), 3)
     return target
+
+
+def hard_links(raw: str, count: int) -> str:
+    """Return the refusal for a file with ``count`` hard links."""
+    return f"refused: {raw!r} has {count} hard links (another name may be outside the workspace)"
 
 
 def relative(workspace: Path, target: Path) -> str:
@@ -90,8 +105,17 @@ def read_file(workspace: Path, target: Path) -> dict[str, Any]:
         raise SkillError(f"no such file: {name}")
     if not target.is_file():
         raise SkillError(f"not a regular file: {name}")
-    size = target.stat().st_size
-    with target.open("rb") as handle:
+    try:  # no symlink swapped in since confine(); the opened file itself is checked
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise SkillError(f"refused: cannot open {name} safely: {exc.strerror}", 3) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SkillError(f"not a regular file: {name}")
+        if info.st_nlink > 1:
+            raise SkillError(hard_links(name, info.st_nlink), 3)
+        size = info.st_size
         data = handle.read(READ_CAP + 1)
     return {
         "path": name,
@@ -116,6 +140,8 @@ def write_file(workspace: Path, target: Path, content: Any) -> dict[str, Any]:
     if len(data) > WRITE_CAP:
         raise SkillError(f"refused: content is {len(data)} bytes; the cap is {WRITE_CAP}", 3)
     name = relative(workspace, target)
+    if ".git" in PurePosixPath(name).parts:
+        raise SkillError(f"refused: {name!r} is inside a .git directory", 3)
     if target == workspace or target.is_dir():
         raise SkillError(f"cannot write over a directory: {name}")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +174,8 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
         raise SkillError('"path" must be a non-empty string (relative to the workspace)')
     root = resolve_instance(payload)
     workspace_dir = root / "workspace"
+    if workspace_dir.is_symlink():
+        raise SkillError("refused: the workspace is a symlink", 3)
     workspace_dir.mkdir(exist_ok=True)
     workspace = workspace_dir.resolve()
     target = confine(workspace, raw.strip())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -130,3 +131,71 @@ def test_files_rejects_bad_input(
     result = files(run_skill, instance, **payload)
     assert result.code == 2
     assert fragment in result.output["error"]
+
+
+# --------------------------------------------------------------------------- links
+
+
+@pytest.mark.parametrize("op", ["read", "write"])
+def test_files_refuses_a_hard_link_to_a_file_outside(
+    run_skill: RunSkill, instance: Path, tmp_path: Path, op: str
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the launch code is 0000\n")
+    workspace = instance / "workspace"
+    workspace.mkdir()
+    os.link(secret, workspace / "innocent.txt")
+    result = files(run_skill, instance, op=op, path="innocent.txt", content="x")
+    assert result.code == 3
+    assert "hard links" in result.output["error"]
+    assert "launch code" not in json.dumps(result.output)
+    assert secret.read_text() == "the launch code is 0000\n"
+
+
+def test_files_gateway_refuses_the_hard_link(tmp_path: Path) -> None:
+    from graph.action import perform
+    from graph.deps import Deps
+    from state.instance import init_instance
+    from tests.scripted import ScriptedChatModel
+
+    inst = init_instance(tmp_path / "gw")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the launch code is 0000\n")
+    (inst.root / "workspace").mkdir(exist_ok=True)
+    os.link(secret, inst.root / "workspace" / "innocent.txt")
+    deps = Deps.for_instance(inst, model_for=lambda mode: ScriptedChatModel(replies=["ok"]))
+    result = perform(
+        deps,
+        tool="files",
+        tool_input={"op": "read", "path": "innocent.txt"},
+        psyche=inst.load_psyche(),
+        calls_made=0,
+        max_calls=2,
+    )
+    assert result.status == "refused" and "hard links" in result.detail
+    assert "launch code" not in "\n".join(deps.vault.values())
+
+
+@pytest.mark.parametrize("path", [".git/config", "repo/.git/hooks/pre-commit", "a/../.git/x"])
+def test_files_refuses_writes_into_git_metadata(
+    run_skill: RunSkill, instance: Path, path: str
+) -> None:
+    result = files(run_skill, instance, op="write", path=path, content="[core]\nfsmonitor = id\n")
+    assert result.code == 3
+    assert not (instance / "workspace" / ".git").exists()
+
+
+def test_files_refuses_a_workspace_that_is_a_symlink(run_skill: RunSkill, instance: Path) -> None:
+    (instance / "workspace").symlink_to(instance / "data")
+    result = files(run_skill, instance, op="read", path="soul.md")
+    assert result.code == 3 and "symlink" in result.output["error"]
+
+
+def test_files_reads_a_symlink_inside_to_a_single_link_file(
+    run_skill: RunSkill, instance: Path
+) -> None:
+    workspace = instance / "workspace"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("one name")
+    (workspace / "b.txt").symlink_to(workspace / "a.txt")  # a symlink is not a hard link
+    assert files(run_skill, instance, op="read", path="b.txt").output["content"] == "one name"
