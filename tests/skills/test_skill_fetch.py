@@ -8,7 +8,10 @@ run through the action gateway (``graph.action.perform``), as production does.
 from __future__ import annotations
 
 import json
+import shutil
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -378,3 +381,40 @@ def test_fetch_connection_is_pinned_to_the_checked_address(
     with opener(["rebind.test"]).open(url, timeout=5) as response:
         assert response.read().decode() == CANARY
     assert asked == ["rebind.test"]
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
+def test_fetch_pinned_https_still_verifies_the_host_name(tmp_path: Path) -> None:
+    import ssl
+    import subprocess
+
+    from skills._netpolicy import CheckedRedirects, PinnedHTTPSHandler
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    httpd.socket = server_side.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        client = urllib.request.OpenerDirector()
+        trusting = ssl.create_default_context(cafile=str(cert))
+        for handler in (PinnedHTTPSHandler(["localhost"], context=trusting), CheckedRedirects()):
+            client.add_handler(handler)
+        port = httpd.server_address[1]
+        with client.open(f"https://localhost:{port}/hello", timeout=5) as response:
+            assert response.read().decode() == "hello, lumen \u2600\n"
+        # Connected to the pinned 127.0.0.1, the certificate is still checked against the name.
+        client2 = urllib.request.OpenerDirector()
+        client2.add_handler(PinnedHTTPSHandler(["localhost", "127.0.0.1"], context=trusting))
+        with pytest.raises(urllib.error.URLError, match=r"certificate|hostname|IP address"):
+            client2.open(f"https://127.0.0.1:{port}/hello", timeout=5)
+    finally:
+        stop(httpd, thread)
