@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(guard_app, name="guard")
 
 
-def _jsonl_in() -> list[dict[str, Any]]:
+def _jsonl_in(*, actions: bool = False) -> list[dict[str, Any]]:
+    """Read JSONL rows from stdin: each needs ``text``, or (``actions``) ``tool`` and ``input``."""
     rows = []
     for number, line in enumerate(sys.stdin, start=1):
         if not line.strip():
@@ -30,9 +31,18 @@ def _jsonl_in() -> list[dict[str, Any]]:
             row = json.loads(line)
         except json.JSONDecodeError:
             raise LumenError(f"stdin line {number}: not JSON") from None
-        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+        if not isinstance(row, dict):
+            raise LumenError(f"stdin line {number}: expected a JSON object")
+        if actions and isinstance(row.get("tool"), str) and "input" in row:
+            rows.append(row)
+        elif isinstance(row.get("text"), str):
+            rows.append(row)
+        elif actions:
+            raise LumenError(
+                f"stdin line {number}: needs 'tool' and 'input', or a string field 'text'"
+            )
+        else:
             raise LumenError(f"stdin line {number}: needs a string field 'text'")
-        rows.append(row)
     return rows
 
 
@@ -66,14 +76,23 @@ def guard_scan() -> None:
 
 @guard_app.command("veto")
 def guard_veto() -> None:
-    """Read {text, id?} lines (``tool=… input=…``); write {id, veto, bias, pattern} lines."""
-    from kernel.shadow import check_shadow
+    """Read {id?, tool, input} or {id?, text} lines; write {id, veto, bias, pattern} lines.
+
+    ``input`` is the skill's JSON input (``{"argv": [...]}`` for shell); ``text`` is an old-style
+    ``tool=<name> input=<repr>`` description, read back into ``(tool, input)``. Both are checked
+    as the action gateway checks them: on the canonical forms of :func:`kernel.actions.canonical`.
+    """
+    from kernel.actions import check_tool_call, parse_description
     from state.self_state import Psyche
 
     instance = Instance(default_root())
     psyche = instance.load_psyche() if instance.exists() else Psyche()
-    for index, row in enumerate(_jsonl_in(), start=1):
-        verdict = check_shadow(row["text"], psyche.shadow)
+    for index, row in enumerate(_jsonl_in(actions=True), start=1):
+        if isinstance(row.get("tool"), str) and "input" in row:
+            tool, tool_input = row["tool"], row["input"]
+        else:
+            tool, tool_input = parse_description(row["text"])
+        verdict = check_tool_call(tool, tool_input, psyche.shadow)
         typer.echo(
             json.dumps(
                 {

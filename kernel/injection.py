@@ -88,6 +88,7 @@ from kernel.injection_patterns import (
     USER_ROLES,
 )
 from kernel.shadow import confusable_table, decode_escapes
+from kernel.tool_output import neutralise
 
 Trust = Literal["trusted", "untrusted_external", "derived_summary"]
 Action = Literal["allow", "sanitize", "block", "audit"]
@@ -1223,9 +1224,10 @@ def process(
         block_at=block_at,
         rollout=rollout,
     )
-    wrapped = (
-        None if action == "block" else _wrap_sanitized(clean.text, source, secrets.token_hex(8))
-    )
+    body = clean.text
+    if action == "sanitize":  # sanitize really differs from allow: instructions are taken out
+        body = neutralise(body, score=detect, threshold=sanitize_at).text
+    wrapped = None if action == "block" else _wrap_sanitized(body, source, secrets.token_hex(8))
     return Decision(
         action=action,
         signals=signals,

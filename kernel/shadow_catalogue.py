@@ -5,6 +5,11 @@ searched in the normalised description (casefolded, quotes removed, whitespace c
 unified). Regexes stay inside one shell command with ``[^;&|]`` and check structure (flags, a
 missing ``WHERE``, a statement end) rather than listing strings, so look-alikes such as
 ``rm notes.txt``, ``DELETE FROM t WHERE id=3`` or ``truncate the summary`` pass.
+
+The action gateway checks the forms of :func:`kernel.actions.canonical`: a shell argv arrives
+joined as a shell shows it (``rm -r -- /home/alice``), each nested payload on its own, and SQL
+re-rendered by a parser with a trivially true ``WHERE`` dropped (``DELETE FROM users``), so the
+anchors here (``$``, a space) see a command line, never a Python list repr.
 """
 
 from __future__ import annotations
@@ -104,6 +109,16 @@ RECURSIVE_DELETE = ShadowPattern(
             rf"(?={_ARGS}\s(?:/|/\*|~|~/|~/\*|\*|\.|\./|\./\*|\.\.|\.\./|\$home/?|\$\{{home\}}/?)"
             r"(?:\s|$|[;&|]))"
         ),
+        # recursive rm of an absolute or home path outside /tmp (rm -r /home/alice, rm -R -- /srv)
+        _re(
+            rf"\brm\b(?={_ARGS}\s-(?:-recursive\b|[a-z]*r))"
+            rf"(?={_ARGS}\s(?:--\s+)?(?:/(?!tmp/)|~|\$home\b|\$\{{home\}})[^\s;&|]*\s*(?:$|[;&|]))"
+        ),
+        # rsync --delete into an absolute, home or remote destination (mirrors an empty tree)
+        _re(
+            rf"\brsync\b(?={_ARGS}\s--(?:del|delete(?:-[a-z]+)?|remove-source-files)\b)"
+            rf"(?={_ARGS}\s(?:[\w.@-]+:)?(?:/|~)[^\s;&|]*\s*(?:$|[;&|]))"
+        ),
         # find ... -delete / -exec rm, unless a name, path, time or size test scopes it.
         _re(
             rf"\bfind\b(?!{_ARGS}\s-(?:i?name|i?path|i?regex|i?wholename|newer\w*|[amc]"
@@ -134,6 +149,14 @@ DISK_DESTRUCTION = ShadowPattern(
         _re(r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|md\d|mapper/)"),
         _re(rf"\bwipefs\b(?={_ARGS}\s(?:-[a-z]*a[a-z]*|--all)\b)"),
         _re(rf"\bshred\b(?={_ARGS}\s/dev/)"),
+        # emptying or overwriting a file in place: truncate -s 0, dd of=<file> from a zero source
+        # (scratch space under /tmp excepted for dd: writing a blob there is routine)
+        _re(rf"\btruncate\b(?={_ARGS}\s(?:-s\s*|--size(?:=|\s+))0+[kmgtpe]?b?(?:\s|$|[;&|]))"),
+        _re(
+            rf"\bdd\b(?={_ARGS}\bif=/dev/(?:zero|u?random)\b)"
+            rf"(?={_ARGS}\bof=(?:/(?!tmp/|dev/)|~))"
+        ),
+        _re(rf"\bshred\b(?={_ARGS}\s-[a-z]*u)"),
         _re(r"\bblkdiscard\b"),
         _re(rf"\bsgdisk\b(?={_ARGS}\s(?:-z|--zap-all|-o|--clear)\b)"),
         _re(r"\bcipher\s+/w\b"),

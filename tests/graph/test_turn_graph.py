@@ -209,13 +209,22 @@ def test_allowed_action_proceeds_through_the_gateway(instance: Instance, tmp_pat
     _enable_shell(instance, ["ls"])
     (instance.root / "workspace").mkdir()
     (instance.root / "workspace" / "notes.txt").write_text("x")
-    deps = scripted_deps(instance, ScriptedChatModel())
+    prompts: list[str] = []
+
+    def respond(messages: Any) -> str:
+        prompts.append(str(messages[0].content))
+        return "Your workspace has one file."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
         state = run_turn(
             build_turn_graph(deps).compile(checkpointer=saver), "please run `ls` in the shell"
         )
     assert [(c.tool, c.status) for c in state.tool_calls] == [("shell", "ok")]
-    assert "notes.txt" in state.tool_calls[0].output["stdout"]
+    # shell output is outside content: state keeps its shape, the model sees it screened
+    assert state.tool_calls[0].output["stdout"] == "[withheld: 10 chars]"
+    assert state.tool_calls[0].output["screened"]["source"] == "skill:shell"
+    assert any("notes.txt" in p and "EXTERNAL_CONTENT" in p for p in prompts)
 
 
 def test_second_turn_sees_the_first(turn: TurnRunner) -> None:
