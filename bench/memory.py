@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import memory_recall
 from memory_data import Conversation, Memory, conversation, scale_corpus, scale_queries
 
 from state.memory import MemoryStore
@@ -528,7 +529,16 @@ def parse_args() -> argparse.Namespace:
         help="adds per flush (<= 512, see FLUSH_EVERY)",
     )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--part", choices=("all", "scale", "quality"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "dialogue", "scale", "quality"), default="dialogue"
+    )
+    parser.add_argument(
+        "--splits", default="dev,heldout", help="dialogue splits (dev is the one tuned on)"
+    )
+    parser.add_argument("--dialogues", type=int, default=10, help="conversations per split")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="rebuild kept dialogue stores (--keep)"
+    )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     parser.add_argument("-v", "--verbose", action="store_true", help="per-question ranks")
     return parser.parse_args()
@@ -546,6 +556,15 @@ def main() -> None:
     args = parse_args()
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     report: dict[str, Any] = {"started": datetime.now(UTC).isoformat(), "args": settings}
+    if args.part in ("all", "dialogue"):
+        root = args.keep or Path(tempfile.mkdtemp(prefix="lumen-bench-dialogue-"))
+        try:
+            report["dialogue"] = memory_recall.run(
+                args.splits.split(","), args.seed, args.dialogues, root, args.rebuild
+            )
+        finally:
+            if not args.keep:
+                shutil.rmtree(root, ignore_errors=True)
     if args.part in ("all", "scale"):
         report["scale"] = [asdict(r) for r in run_scale(args)]
     if args.part in ("all", "quality"):

@@ -11,11 +11,12 @@ the seeds give a rule but no number, the constant below says what Lumen chose.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from kernel.core import clamp
 
@@ -271,17 +272,23 @@ def decayed_weight(weight: float, idle_days: float) -> float:
 
 # --- §18 + lumen: ranking ------------------------------------------------------------------------
 
-RELEVANCE_WEIGHT = 0.71
-LEXICAL_WEIGHT = 0.10
-RECENCY_WEIGHT = 0.01  # a tie-break: old facts stay findable (bench/memory.py)
+# Relevance is a weighted sum of the two retrieval channels; the weights were chosen on the dev
+# split of the dialogue benchmark (bench/memory.py --part dialogue, issue 15), see rank_score.
+LEXICAL_WEIGHT = 0.40
+SEMANTIC_WEIGHT = 0.60
+# Re-ordering terms: they scale relevance (a factor around 1), so they re-order relevant hits
+# and never lift an irrelevant memory over a relevant one.
+RECENCY_WEIGHT = 0.01  # a tie-break: the turn shows the last exchanges anyway
 IMPORTANCE_WEIGHT = 0.10
 USE_WEIGHT = 0.08
+TIME_MATCH_BONUS = 0.25  # the memory falls in a period the query names ("in May 2023")
 RECENCY_HALF_LIFE = timedelta(days=30)
 SUPERSEDED_PENALTY = 0.30  # the slot this memory asserted now holds a newer value
 CONTRADICTION_PENALTY = 0.12  # per contradiction mark against the memory's slot (max 2)
 RESTATED_PENALTY = 0.15  # a newer memory by the same author says nearly the same thing
 RISK_PENALTY = 0.10
 RESTATED_SIMILARITY = 0.70
+MIN_FACTOR = 0.05
 
 
 @dataclass(frozen=True)
@@ -297,6 +304,7 @@ class RankSignals:
     superseded: bool = False
     restated: bool = False
     risky: bool = False
+    in_period: bool = False  # the memory's time falls in a period the query names
 
 
 def recency(age: timedelta, half_life: timedelta = RECENCY_HALF_LIFE) -> float:
@@ -309,42 +317,69 @@ def relevance(cosine: float) -> float:
     return clamp((cosine - 0.05) / 0.75)
 
 
-def rank_score(s: RankSignals) -> float:
-    """Score a candidate: relevance first, then recency, importance and use, minus penalties.
+def fused_relevance(s: RankSignals) -> float:
+    """Return how well a memory matches the query: lexical and semantic evidence, weighted."""
+    return LEXICAL_WEIGHT * clamp(s.lexical) + SEMANTIC_WEIGHT * relevance(s.cosine)
 
-    Generative Agents ranks by recency × importance × relevance; Lumen adds lexical evidence
-    (names and numbers embeddings blur), the memory's use-strengthened weight, and penalties for
-    memories whose claim was superseded, contradicted or restated more recently, so the store
-    answers with what is believed *now* while keeping the rest findable. Global recency is only a
-    tie-break: on the retrieval benchmark (bench/memory.py) any larger weight buried facts the
-    user stated weeks earlier under later chatter; what is *newer about the same thing* is
-    handled by the superseded and restated penalties instead.
-    """
-    score = (
-        RELEVANCE_WEIGHT * relevance(s.cosine)
-        + LEXICAL_WEIGHT * clamp(s.lexical)
+
+def rank_factor(s: RankSignals) -> float:
+    """Return the re-ordering factor (about 1): importance, use, recency, period, penalties."""
+    factor = (
+        1.0
+        + IMPORTANCE_WEIGHT * (clamp(s.importance) - 0.5)
+        + USE_WEIGHT * (clamp(s.weight) - 0.5)
         + RECENCY_WEIGHT * recency(s.age)
-        + IMPORTANCE_WEIGHT * clamp(s.importance)
-        + USE_WEIGHT * clamp(s.weight)
+        + TIME_MATCH_BONUS * s.in_period
+        - SUPERSEDED_PENALTY * s.superseded
+        - CONTRADICTION_PENALTY * min(s.contradictions, 2)
+        - RESTATED_PENALTY * s.restated
+        - RISK_PENALTY * s.risky
     )
-    penalty = (
-        SUPERSEDED_PENALTY * s.superseded
-        + CONTRADICTION_PENALTY * min(s.contradictions, 2)
-        + RESTATED_PENALTY * s.restated
-        + RISK_PENALTY * s.risky
-    )
-    return round(score - penalty, 6)
+    return max(factor, MIN_FACTOR)
 
 
-def normalise_bm25(scores: Sequence[float]) -> list[float]:
-    """Map SQLite FTS5 ``bm25`` values (lower is better, negative) onto [0, 1] per query."""
+def rank_score(s: RankSignals) -> float:
+    """Score a candidate: relevance first; the other terms scale it, so they only re-order.
+
+    Relevance fuses normalised BM25 over stemmed words with MiniLM cosine similarity (names,
+    numbers and rare words are lexical; paraphrase is semantic). Generative Agents adds recency
+    and importance to relevance; Lumen instead multiplies relevance by a factor near 1 built from
+    importance, the use-strengthened weight, a tiny recency tie-break, a bonus when the memory
+    falls in a period the query names, and penalties for claims superseded, contradicted or
+    restated later, so the store answers with what is believed *now*, while an irrelevant memory
+    (however recent or important) never outranks a relevant one. Recency is not a channel of
+    its own here: the turn already shows the last exchanges, and on the dialogue benchmark any
+    real recency weight buried facts told months earlier under later chatter.
+    """
+    return round(fused_relevance(s) * rank_factor(s), 6)
+
+
+def normalise_bm25(scores: Sequence[float], ceiling: float | None = None) -> list[float]:
+    """Map SQLite FTS5 ``bm25`` values (lower is better, negative) onto [0, 1].
+
+    With ``ceiling`` (``bm25_ceiling``: what a memory containing every query term once would
+    score) a strength says how much of the query a memory covers, so a memory that matches only
+    a common word (a name said in half the conversation) stays weak even when it is the best
+    match there is. Without it, strengths are relative to the query's best match.
+    """
     if not scores:
         return []
     strengths = [-s for s in scores]
-    top = max(strengths)
+    top = ceiling if ceiling and ceiling > 0 else max(strengths)
     if top <= 0 or math.isnan(top):
         return [0.0 for _ in scores]
     return [clamp(s / top) for s in strengths]
+
+
+def bm25_ceiling(doc_frequencies: Sequence[int], total: int) -> float:
+    """Return the BM25 score of an average-length memory holding each query term once.
+
+    FTS5's IDF is ``ln((N - n + 0.5) / (n + 0.5))`` (floored near 0); with one occurrence at
+    average length a term adds exactly its IDF. A term no memory contains counts with the IDF
+    of a rare word: the query asks for something the lexical side cannot see, so what it did
+    match (often just a name) is weaker evidence.
+    """
+    return sum(max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for n in doc_frequencies)
 
 
 # --- §14.2 de-duplication of signals whose text is never stored --------------------------------
@@ -376,3 +411,95 @@ def simhash(text: str) -> int:
 def simhash_similarity(a: int, b: int) -> float:
     """Return the share of equal bits between two SimHash fingerprints (1.0: identical)."""
     return 1.0 - bin(a ^ b).count("1") / SIMHASH_BITS
+
+
+# --- time expressions in queries ----------------------------------------------------------------
+
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        (
+            "january jan",
+            "february feb",
+            "march mar",
+            "april apr",
+            "may",
+            "june jun",
+            "july jul",
+            "august aug",
+            "september sep sept",
+            "october oct",
+            "november nov",
+            "december dec",
+        )
+    )
+    for name in names.split()
+}
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365}
+_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
+
+
+def _month_span(year: int, month: int) -> tuple[datetime, datetime]:
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+    return start, end
+
+
+def query_periods(query: str, now: datetime) -> list[tuple[datetime, datetime]]:
+    """Return the time spans a query names, as ``[start, end)`` pairs (UTC); empty if none.
+
+    Understood: a date ("8 May 2023", "May 8, 2023"), a month with a year ("May 2023"), a month
+    alone ("in May": its latest occurrence up to ``now``), a year ("in 2022"), and expressions
+    relative to ``now``: "today", "yesterday", "last week/month/year", "this week/month/year",
+    "N days/weeks/months ago" (a window of one unit around that point). Anything else is left to
+    the words themselves. Spans are approximate on purpose: they boost, they never filter.
+    """
+    text = query.casefold()
+    spans: list[tuple[datetime, datetime]] = []
+    day = timedelta(days=1)
+    for m in re.finditer(
+        rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE})\b,?\s*(\d{{4}})?", text
+    ):
+        year = int(m.group(3)) if m.group(3) else now.year
+        with contextlib.suppress(ValueError):
+            start = datetime(year, _MONTHS[m.group(2)], int(m.group(1)), tzinfo=UTC)
+            spans.append((start - day, start + 2 * day))
+    for m in re.finditer(rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", text):
+        with contextlib.suppress(ValueError):
+            start = datetime(int(m.group(3)), _MONTHS[m.group(1)], int(m.group(2)), tzinfo=UTC)
+            spans.append((start - day, start + 2 * day))
+    if not spans:
+        for m in re.finditer(rf"\b({_MONTH_RE})\s+(?:of\s+)?(\d{{4}})\b", text):
+            spans.append(_month_span(int(m.group(2)), _MONTHS[m.group(1)]))
+    if not spans:
+        for m in re.finditer(
+            rf"\b(?:in|during|since|around|early|late|mid)\s+({_MONTH_RE})\b", text
+        ):
+            month = _MONTHS[m.group(1)]
+            year = now.year if month <= now.month else now.year - 1
+            spans.append(_month_span(year, month))
+    if not spans:
+        for m in re.finditer(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b", text):
+            year = int(m.group(1))
+            spans.append((datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)))
+    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    relative = {
+        "today": (today, today + day),
+        "yesterday": (today - day, today),
+        "last week": (today - 14 * day, today - 6 * day),
+        "this week": (today - 7 * day, today + day),
+        "last month": (today - 62 * day, today - 27 * day),
+        "this month": (today - 31 * day, today + day),
+        "last year": (today - 730 * day, today - 300 * day),
+        "this year": (today - 365 * day, today + day),
+    }
+    spans.extend(span for phrase, span in relative.items() if re.search(rf"\b{phrase}\b", text))
+    for m in re.finditer(
+        r"\b(\d+|a|one|two|three|four|five|six|ten)\s+(days?|weeks?|months?|year)\s+ago\b", text
+    ):
+        count = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
+        unit = _UNITS[m.group(2)]
+        point = today - count * unit * day
+        spans.append((point - unit * day, point + unit * day))
+    return spans

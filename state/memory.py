@@ -12,11 +12,15 @@ FTS5 mirror in ``<path>/tiers.sqlite`` are indexes over it that ``sync_index()``
 SQLite file holds the authoritative tiers B–D (``state.tiers``): belief slots, inferred claims, the
 governance trail, tombstones and memory weights.
 
-``search`` gathers candidates from the N most recent entries, the top semantic (Chroma) matches and
-the top lexical (BM25) matches, drops soft-deleted ones, and re-ranks the union with
-``kernel.memory.rank_score``: relevance, lexical evidence, recency, importance and the
-use-strengthened weight, minus penalties for memories whose claim was superseded, contradicted or
-restated later. ``Hit.score`` is that rank score. ``kernel``-authored entries (the audit trail,
+``search`` gathers candidates from the top semantic (Chroma) matches, the top lexical matches
+(BM25 over Snowball-stemmed words in SQLite FTS5, speaker names from metadata included), lexical
+matches inside any period the query names, and the N most recent entries; drops soft-deleted
+ones, and ranks the union with ``kernel.memory.rank_score``: relevance (BM25 normalised by how
+much of the query a memory covers, fused with MiniLM cosine) scaled by a factor near 1 from
+importance, the use-strengthened weight, a tiny recency tie-break, the named period, and
+penalties for memories whose claim was superseded, contradicted or restated later. Weights were
+chosen on ``bench/memory.py --part dialogue`` (issue 15). ``Hit.score`` is that rank score.
+``kernel``-authored entries (the audit trail,
 "below consciousness") stay in the ledger but are never indexed or returned by ``search``.
 """
 
@@ -49,8 +53,11 @@ VECTOR_CACHE = 512
 RETRIEVABLE: tuple[Author, ...] = ("self", "goal", "external")
 """Authors retrieval returns; ``kernel`` entries are audit records, not experience."""
 DEFAULT_RECENT = 5
-VECTOR_POOL = 30  # semantic candidates fetched before re-ranking (at least 3k)
-LEXICAL_POOL = 20  # lexical candidates fetched before re-ranking
+VECTOR_POOL = 40  # semantic candidates fetched before re-ranking (at least 3k)
+LEXICAL_POOL = 40  # lexical candidates fetched before re-ranking
+PERIOD_POOL = 20  # lexical candidates from inside a period the query names
+SPEAKER_KEYS = ("speaker", "name", "sender")
+"""Metadata keys naming who said a memory; the name joins the lexical text if the text lacks it."""
 BELIEF_MATCH = 0.45  # a query this similar to a belief's description recalls its sources
 
 HitSource = Literal["recent", "semantic", "lexical", "belief", "both"]
@@ -98,6 +105,7 @@ class MemoryStore:
         self._index_lock = threading.Lock()
         self._tiers: MemoryTiers | None = None
         self._phrases: dict[str, Any] = {}
+        self._restemmed = False
 
     @classmethod
     def for_instance(cls, instance: Instance, config: Config | None = None) -> MemoryStore:
@@ -254,16 +262,23 @@ class MemoryStore:
         *,
         recent: int = DEFAULT_RECENT,
         authors: tuple[Author, ...] | None = None,
+        now: datetime | None = None,
     ) -> list[Hit]:
         """Return the ``k`` best memories for ``query`` by the full ranking, best first.
 
-        Candidates: the ``recent`` newest entries (so deferred, not yet indexed entries are
-        found too), the top semantic matches and the top lexical matches. Soft-deleted memories
-        never come back; ``authors`` restricts the result (default: all but ``kernel``).
+        Candidates: the top semantic matches, the top lexical (stemmed BM25) matches, lexical
+        matches inside any period the query names ("in May 2023", "last week" relative to
+        ``now``, default the current time), and the ``recent`` newest entries (so deferred, not
+        yet indexed entries are found too). Every candidate is ranked by relevance
+        (``kernel.memory.rank_score``): a recent entry is returned only if it is relevant, never
+        because it is recent. Soft-deleted memories never come back; ``authors`` restricts the
+        result (default: all but ``kernel``).
         """
         if k <= 0:
             return []
+        self._restem_once()
         readable = authors or RETRIEVABLE
+        periods = mk.query_periods(query, now or datetime.now(UTC))
         query_vec = self._embed([query])[0]
         pool: dict[str, _Candidate] = {}
         for cand in self._semantic_candidates(query_vec, max(VECTOR_POOL, 3 * k), authors):
@@ -283,14 +298,24 @@ class MemoryStore:
                     source="both" if known else "recent",
                     weight=entry.weight,
                 )
-        lexical = self._lexical_candidates(query, pool, readable)
+        lexical = self._lexical_candidates(query, pool, readable, periods)
         for cand in lexical.values():
             pool.setdefault(cand.id, cand)
         beliefs = self._belief_matches(query_vec)
         missing = [mid for mid in beliefs if mid not in pool]
         for cand in self._fetch(missing, "belief"):
             pool[cand.id] = cand
-        return self._rank(query_vec, pool, lexical, beliefs, readable, k)
+        return self._rank(query_vec, pool, lexical, beliefs, readable, k, periods)
+
+    def _restem_once(self) -> None:
+        """Give memories mirrored before the stemmed lexical index their terms (once)."""
+        if self._restemmed:
+            return
+        self._restemmed = True
+        stale = set(self.tiers.unstemmed())
+        if stale:
+            texts = {e.id: _lexical_text(e) for e in self.journal if e.id in stale}
+            self.tiers.restem(texts)
 
     def _belief_matches(self, query_vec: Any) -> dict[str, float]:
         """Return memories that support a current belief slot the query is about (§18 R1).
@@ -355,15 +380,28 @@ class MemoryStore:
         return _candidates(result["ids"][0], result, nested=True, source="semantic")
 
     def _lexical_candidates(
-        self, query: str, pool: dict[str, _Candidate], readable: tuple[Author, ...]
+        self,
+        query: str,
+        pool: dict[str, _Candidate],
+        readable: tuple[Author, ...],
+        periods: list[tuple[datetime, datetime]] = (),  # type: ignore[assignment]
     ) -> dict[str, _Candidate]:
-        """Return the lexical matches with their BM25 strength attached (new ones fetched)."""
-        found = self.tiers.lexical(query, LEXICAL_POOL)
+        """Return the lexical matches with their BM25 strength attached (new ones fetched).
+
+        Matches from inside a named period are added with their own strength (normalised
+        against the overall best match), so a dated question finds that period's memories even
+        when other periods hold stronger matches.
+        """
+        found = dict(self.tiers.lexical(query, LEXICAL_POOL))
+        for start, end in periods:
+            for mid, bm25 in self.tiers.lexical(
+                query, PERIOD_POOL, since=start.timestamp(), until=end.timestamp()
+            ):
+                found.setdefault(mid, bm25)
         if not found:
             return {}
-        strengths = dict(
-            zip([mid for mid, _ in found], mk.normalise_bm25([b for _, b in found]), strict=True)
-        )
+        ceiling = self.tiers.lexical_ceiling(query)
+        strengths = dict(zip(found, mk.normalise_bm25(list(found.values()), ceiling), strict=True))
         missing = [mid for mid in strengths if mid not in pool]
         fetched = {c.id: c for c in self._fetch(missing, "lexical") if c.author in readable}
         out = {}
@@ -381,6 +419,7 @@ class MemoryStore:
         beliefs: dict[str, float],
         readable: tuple[Author, ...],
         k: int,
+        periods: list[tuple[datetime, datetime]] = (),  # type: ignore[assignment]
     ) -> list[Hit]:
         import numpy as np
 
@@ -412,6 +451,7 @@ class MemoryStore:
                 superseded=doc.superseded if doc else False,
                 restated=cand.id in restated,
                 risky=doc.risky if doc else False,
+                in_period=any(a.timestamp() <= cand.epoch < b.timestamp() for a, b in periods),
             )
             hits.append(
                 Hit(
@@ -664,13 +704,28 @@ def _restated(cands: list[_Candidate], matrix: Any, cosines: Any) -> set[str]:
     return out
 
 
+def _lexical_text(entry: MemoryEntry) -> str:
+    """Return what the lexical index matches: the text, plus a speaker name it lacks.
+
+    A memory added with ``metadata={"speaker": "Nora"}`` is found by "What did Nora say…"
+    even when its text does not name her.
+    """
+    text = entry.description
+    for key in SPEAKER_KEYS:
+        name = entry.meta.get(key)
+        if isinstance(name, str) and name.strip() and name.casefold() not in text.casefold():
+            text = f"{name.strip()}: {text}"
+            break
+    return text
+
+
 def _doc_row(entry: MemoryEntry) -> tuple[str, str, str, float, bool, bool, float]:
     """Return the lexical-mirror row of an entry."""
     flags = entry.meta.get("risk_flags") or []
     risky = isinstance(flags, list) and bool(set(flags) & (mk.BLOCKING_RISKS | {"sensitive"}))
     return (
         entry.id,
-        entry.description,
+        _lexical_text(entry),
         entry.author,
         entry.timestamp.timestamp(),
         entry.tainted,
