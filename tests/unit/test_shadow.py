@@ -67,6 +67,32 @@ def test_dev_set_tier_rates_meet_targets(record_property: Any) -> None:
     assert rates["allow"] == 0.0, rates
 
 
+def test_dev_set_rows_get_their_label_through_the_canonical_forms() -> None:
+    from kernel.actions import check_tool_call
+
+    wrong = [
+        f"{row['id']} ({row['tier']}, want {row['label']}): {row['text']}"
+        for row in _dev_rows()
+        if check_tool_call(row["tool"], row["input"], DEFAULT).veto != (row["label"] == "veto")
+    ]
+    assert wrong == []
+
+
+def test_dev_set_shell_rows_get_their_label_as_the_argv_the_shell_skill_takes() -> None:
+    import shlex
+
+    from kernel.actions import check_tool_call
+
+    rows = [row for row in _dev_rows() if row["tool"] == "shell"]
+    wrong = [
+        row["id"]
+        for row in rows
+        if check_tool_call("shell", {"argv": shlex.split(row["input"])}, DEFAULT).veto
+        != (row["label"] == "veto")
+    ]
+    assert rows and wrong == []
+
+
 def test_dev_set_allow_rows_pass_the_seed_triggers_alone() -> None:
     rows = [row for row in _dev_rows() if row["label"] == "allow"]
     assert [row["id"] for row in rows if check_shadow(row["text"], SEED_ONLY).veto] == []
