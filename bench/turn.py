@@ -127,7 +127,7 @@ def scripted(turns: int) -> None:
                     text = texts[i % len(texts)]
                     started = time.perf_counter()
                     floor.invoke(
-                        TurnInput(user_text=text),
+                        TurnInput(user_text=text, source="user"),
                         {"configurable": {"thread_id": "floor"}},
                         durability="exit",
                     )

@@ -49,7 +49,9 @@ def run_turn(
     """
     config = {"configurable": {"thread_id": thread}}
     payload = (
-        text if isinstance(text, TurnInput) else TurnInput(user_text=text, autonomous=autonomous)
+        text
+        if isinstance(text, TurnInput)
+        else TurnInput(user_text=text, source="user", autonomous=autonomous)
     )
     result = compiled.invoke(payload, config, durability=durability)
     return TurnState.model_validate(result)
@@ -76,7 +78,7 @@ def stream_turn(
     returned; its ``reply`` is what composition made of the chosen draft.
     """
     config = {"configurable": {"thread_id": thread}}
-    payload = text if isinstance(text, TurnInput) else TurnInput(user_text=text)
+    payload = text if isinstance(text, TurnInput) else TurnInput(user_text=text, source="user")
     final: Any = None
     for namespace, mode, data in compiled.stream(
         payload,

@@ -187,7 +187,8 @@ def _input_for(info: CheckpointInfo, text: str | None) -> Any:
     if info.graph == "turn":
         from state.turn import TurnInput
 
-        return TurnInput(user_text=text or str(values.get("user_text", "")))
+        source = "user" if text else str(values.get("source") or "user")  # --input: the user's
+        return TurnInput(user_text=text or str(values.get("user_text", "")), source=source)
     if text:
         raise LumenError("--input only applies to turn checkpoints")
     if info.graph == "cycle":

@@ -122,11 +122,13 @@ class TurnInput(BaseModel):
 
     ``source`` is ``user`` for text the user typed (trusted). Anything else (``forwarded``,
     ``paste``, ``email``, ``webhook``…) is untrusted: ingest screens it, keeps the raw text out of
-    state and memory, and marks everything derived from the turn as tainted.
+    state and memory, and marks everything derived from the turn as tainted. No source at all is
+    untrusted too (AsteronIris §23.1: unclassified input is ``untrusted_external``): input that
+    arrives over the API without a label is screened; in-process callers say ``user``.
     """
 
     user_text: str = Field(min_length=1)
-    source: str = "user"
+    source: str = ""
     autonomous: bool = False
     external_ref: str = ""
     external_action: str = ""

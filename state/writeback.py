@@ -26,9 +26,16 @@ built-in veto patterns of :data:`~kernel.shadow_catalogue.DEFAULT_VETO_PATTERNS`
 ``veto_patterns`` list must keep every built-in pattern exactly as it is; adding, editing or
 removing user patterns needs ``user_initiated``; the list is never empty).
 
-A touched immutable field or a poisoning phrase (:func:`poisoning_reason`) is tampering: the whole
-payload is **quarantined** (nothing is applied). Any other failure (an unknown key, a value out of
-bounds) rejects only that field. ``accepted`` is true when nothing was rejected.
+Text the self will read back as its own (self-tasks, persona traits and tone; norms, goals and the
+soul narrative through :func:`validate_norm` / :func:`validate_self_text`) is also screened by
+:func:`unsafe_instruction`: the injection detector, URLs handed to an interpreter and instructions
+to skip checks or obey outside sites, in several languages. A custom grammar path must stay inside
+the instance (:func:`grammar_path_problem`).
+
+A touched immutable field, a poisoning phrase (:func:`poisoning_reason`) or an unsafe instruction
+is tampering: the whole payload is **quarantined** (nothing is applied). Any other failure (an
+unknown key, a value out of bounds) rejects only that field. ``accepted`` is true when nothing
+was rejected.
 """
 
 from __future__ import annotations
@@ -202,6 +209,87 @@ _POISONING: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+_URL_EXEC = re.compile(
+    r"\b(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c|lwp-download)\b"
+    r"[^\n]{0,300}?(?:\|\s*(?:sudo\s+)?(?:ba|z|da|k|c|tc|fi)?sh\b|\|\s*(?:sudo\s+)?"
+    r"(?:python\d?|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell)\b|"
+    r"(?:&&|;|\|\|)\s*(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python\d?|chmod\s+\+x|\./)\S*)"
+    r"|\b(?:ba|z|da|k)?sh\s+(?:-c\s+)?[\"']?\s*(?:<\(|\$\()\s*(?:curl|wget)\b"
+    r"|\b(?:iex|invoke-expression)\b[^\n]{0,100}\b(?:iwr|irm|downloadstring|invoke-webrequest)\b"
+    r"|\b(?:download|fetch|get)\b[^\n]{0,80}\b(?:and|then|&)\s+(?:run|execute|exec|install)\b"
+    r"[^\n]{0,40}(?:https?://|\bscript\b|\.(?:sh|py|ps1|exe|bat)\b)",
+    re.IGNORECASE,
+)
+"""A URL or download handed to an interpreter: ``curl … | sh``, ``wget … && bash``, ``iex``."""
+
+_SKIP_CHECKS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        # en: skip / bypass / disable ... checks, and obey outside content
+        r"\b(?:skip|skipping|bypass|disable|ignore|turn\s+off|switch\s+off|override|circumvent|"
+        r"omit|suppress|avoid|evade|get\s+around|do\s+not\s+(?:run|do|apply|perform)|don'?t\s+"
+        r"(?:run|do|apply|perform)|no\s+longer\s+(?:run|do|apply))\b.{0,40}?\b(?:safety|security|"
+        r"guard(?:rails?)?|checks?|filters?|moderation|veto(?:es)?|verification|confirmations?|"
+        r"screening|scans?|scanning|sandbox(?:ing)?|permissions?|restrictions?|warnings?|shadow)\b",
+        r"\b(?:always|blindly|unconditionally|just)\s+(?:follow|obey|trust|do\s+what|execute|run)"
+        r"\b.{0,40}?\b(?:outside|external|third[\s-]party|remote|web\s*sites?|sites?|pages?|"
+        r"links?|urls?|emails?|messages?\s+from)\b",
+        # ja
+        r"(?:安全|セキュリティ|確認|検証|検査|チェック|ガード|フィルタ|制限|警告)[^。\n]{0,12}"
+        r"(?:を|は)?[^。\n]{0,6}(?:省略|無視|スキップ|飛ば|無効|回避|解除|外|しない|せず)",
+        r"外部[^。\n]{0,12}(?:に|へ)[^。\n]{0,6}(?:常に|必ず|いつも)?[^。\n]{0,4}(?:従|したが|信頼|実行)",
+        # zh
+        r"(?:跳过|忽略|绕过|禁用|关闭|省略|不要|无需|停止)[^。\n]{0,10}(?:安全|检查|验证|审核|过滤|限制|确认)",
+        r"(?:总是|始终|一律|永远)[^。\n]{0,6}(?:听从|服从|遵循|执行|信任)[^。\n]{0,8}(?:外部|网站|网页|链接)",
+        # es / pt / fr / it
+        r"\b(?:omit\w*|salt\w*|ignor\w*|desactiv\w*|evit\w*|pul\w*|desativ\w*|saut\w*|"
+        r"contourn\w*|d[ée]sactiv\w*|igno\w*)\b.{0,40}?\b(?:comprobaci\w+|verificaci\w+|"
+        r"verifica\w+|controles|controlli|contr[ôo]les?|checagens?|v[ée]rifications?|"
+        r"seguridad|seguran[çc]a|s[ée]curit[ée]|sicurezza)\b",
+        r"\b(?:siempre|sempre|toujours)\b.{0,20}?\b(?:sigue|seguir|obedece|segue|seguir|suis|"
+        r"suivre|ob[ée]is|segui)\w*\b.{0,30}?\b(?:sitios?|sites?|p[áa]ginas?|externos?|"
+        r"externas?|ext[ée]rieurs?|esterni)\b",
+        # de
+        r"\b(?:sicherheits\w*|pr[üu]fung\w*|kontroll\w*|checks?)\b.{0,30}?\b(?:[üu]berspring\w*|"
+        r"ignorier\w*|deaktivier\w*|umgeh\w*|auslass\w*|weglass\w*)",
+        r"\b(?:[üu]berspring\w*|ignorier\w*|deaktivier\w*|umgeh\w*)\b.{0,30}?\b(?:sicherheits\w*|"
+        r"pr[üu]fung\w*|kontroll\w*)",
+        # ru
+        r"(?:пропус|игнорир|отключ|обход|не\s+провер)\w*.{0,30}?(?:провер|безопасн|защит|фильтр)\w*",
+    )
+)
+"""Instructions to skip safety checks or to obey outside content, in several languages."""
+
+WRITEBACK_INJECTION_SCORE: Final = 0.35
+"""Self-written text whose injection score (``kernel.injection.detect``) reaches this is refused."""
+
+
+def unsafe_instruction(text: str) -> str | None:
+    """Return why self-written text is unsafe to keep, or None.
+
+    The writeback guard's screen for text the self will later read as its own (self-tasks,
+    persona traits and tone, norms, goals, the soul narrative): the injection detector (the same
+    entry point that screens outside content), a URL or download handed to an interpreter
+    (``curl … | sh``, ``wget … && bash``), and instructions to skip checks or obey outside sites,
+    in English, Japanese, Chinese, Spanish, Portuguese, French, Italian, German and Russian. The
+    text is normalised first (confusables, width, invisible characters; see
+    :func:`~kernel.shadow.normalize_action`).
+    """
+    from kernel.injection import detect
+
+    normalised = normalize_action(text)
+    if _URL_EXEC.search(normalised) or _URL_EXEC.search(text):
+        return "runs a downloaded script (a URL handed to an interpreter)"
+    for pattern in _SKIP_CHECKS:
+        if pattern.search(normalised) or pattern.search(text):
+            return "tells me to skip a safety check or to obey outside content"
+    signals = detect(text)
+    if signals.score >= WRITEBACK_INJECTION_SCORE:
+        flags = ", ".join(signals.flags) or f"score {signals.score:.2f}"
+        return f"reads as a prompt injection ({flags})"
+    return None
+
+
 def poisoning_reason(text: str) -> str | None:
     """Return the poisoning category ``text`` matches, or None.
 
@@ -296,15 +384,29 @@ def _immutable_reason(path: tuple[str, ...]) -> str | None:
 
 
 def _text(
-    review: _Review, field: str, value: object, *, max_chars: int, min_chars: int = 1
+    review: _Review,
+    field: str,
+    value: object,
+    *,
+    max_chars: int,
+    min_chars: int = 1,
+    screen: bool = False,
 ) -> str | None:
-    """Return the stripped text of a valid text value, or reject it and return None."""
+    """Return the stripped text of a valid text value, or reject it and return None.
+
+    ``screen``: text the self will read back as its own (self-tasks, persona traits and tone)
+    also passes :func:`unsafe_instruction`; a hit is tampering (the payload is quarantined).
+    """
     if not isinstance(value, str):
         review.reject(field, f"expected text, got {type(value).__name__}")
         return None
     poison = poisoning_reason(value)
     if poison is not None:
         review.reject(field, f"poisoning pattern ({poison})", tamper=True)
+        return None
+    unsafe = unsafe_instruction(value) if screen else None
+    if unsafe is not None:
+        review.reject(field, unsafe, tamper=True)
         return None
     if any(unicodedata.category(ch) in {"Cc", "Cf"} for ch in value):
         review.reject(field, "contains control or invisible characters")
@@ -361,7 +463,7 @@ def _text_list(review: _Review, field: str, value: object) -> None:
         return
     items: list[str] = []
     for index, item in enumerate(value):
-        text = _text(review, f"{field}[{index}]", item, max_chars=MAX_TRAIT_CHARS)
+        text = _text(review, f"{field}[{index}]", item, max_chars=MAX_TRAIT_CHARS, screen=True)
         if text is None:
             return
         items.append(text)
@@ -377,11 +479,29 @@ def _grammar(review: _Review, value: object, *, user_initiated: bool) -> None:
         return
     if text in GRAMMARS:
         review.applied[_GRAMMAR] = text
-    elif user_initiated and text.endswith(".toml") and "\x00" not in text:
+    elif user_initiated and text.endswith(".toml") and (problem := grammar_path_problem(text)):
+        review.reject(_GRAMMAR, problem, tamper=True)
+    elif user_initiated and text.endswith(".toml"):
         review.applied[_GRAMMAR] = text
     else:
         allowed = "narrative, formal, terse" + (" or a .toml path" if user_initiated else "")
         review.reject(_GRAMMAR, f"must be one of {allowed}")
+
+
+def grammar_path_problem(path: str) -> str | None:
+    """Say why a custom grammar path may not be kept, or None.
+
+    A custom grammar file must live inside the instance: the path is relative (to the psyche's
+    folder), with no ``..`` step, no home (``~``), drive or backslash form and no NUL. Where it
+    resolves on disk is checked again when it is read (:func:`state.grammars.resolve_grammar`).
+    """
+    if "\x00" in path or "\\" in path:
+        return "grammar path has a NUL or a backslash"
+    if path.startswith(("/", "~")) or re.match(r"[A-Za-z]:", path):
+        return "grammar file must live inside the instance (relative path, no ~ or drive)"
+    if ".." in re.split(r"/+", path):
+        return "grammar file must live inside the instance (no '..' in the path)"
+    return None
 
 
 def _name(review: _Review, value: object) -> None:
@@ -488,7 +608,9 @@ def _self_tasks(
         if unknown:
             review.reject(field, f"unknown task keys {sorted(map(str, unknown))}")
             continue
-        text = _text(review, f"{field}.text", item.get("text"), max_chars=limits.max_chars)
+        text = _text(
+            review, f"{field}.text", item.get("text"), max_chars=limits.max_chars, screen=True
+        )
         if text is None:
             continue
         if text.casefold() in seen:
@@ -715,6 +837,9 @@ def validate_norm(text: object, *, source: str, tainted: bool = False) -> NormCh
         return NormCheck(False, "contains a URL or a command to run")
     if _NORM_SAFETY_SKIP.search(normalize_action(stripped)):
         return NormCheck(False, "tells me to skip a safety check")
+    unsafe = unsafe_instruction(stripped)
+    if unsafe is not None:
+        return NormCheck(False, unsafe)
     return NormCheck(True)
 
 
@@ -747,4 +872,7 @@ def validate_self_text(text: object, *, field: str, max_chars: int) -> NormCheck
     if signals.score >= NORM_INJECTION_SCORE:
         flags = ", ".join(signals.flags) or f"score {signals.score:.2f}"
         return NormCheck(False, f"{field}: reads as a prompt injection ({flags})")
+    unsafe = unsafe_instruction(stripped)
+    if unsafe is not None:
+        return NormCheck(False, f"{field}: {unsafe}")
     return NormCheck(True)

@@ -334,7 +334,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     body = draft
     grammar = state.me.psyche.persona.grammar_preference
     try:
-        custom = resolve_grammar(grammar, base_dir=deps.instance.psyche_file.parent)
+        custom = resolve_grammar(
+            grammar, base_dir=deps.instance.psyche_file.parent, root=deps.instance.root
+        )
         reply = render_reply(body, grammar, thoughts=state.thoughts, custom=custom)
     except ValueError as exc:
         degraded.append(f"compose_final: grammar {grammar!r} unusable ({exc}); narrative used")

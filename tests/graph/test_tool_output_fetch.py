@@ -34,7 +34,7 @@ PAGE = f"""<html><body>
 
 
 class _Page(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server API
+    def do_GET(self) -> None:
         body = PAGE.encode("utf-8")
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")

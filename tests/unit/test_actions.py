@@ -202,7 +202,7 @@ def _guard_veto(rows: list[dict[str, Any]], home: Path) -> list[dict[str, Any]]:
 
 
 def test_lumen_guard_veto_reads_tool_input_rows_and_old_text_rows(tmp_path: Path) -> None:
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "id": "argv",
             "tool": "shell",

@@ -303,19 +303,21 @@ def test_render_custom_grammar_applies_rules(tmp_path: Path) -> None:
 
 def test_render_custom_grammar_joiner_and_filler(tmp_path: Path) -> None:
     path = _write(tmp_path, 'joiner = " | "\nstrip_filler = true\npreface = false\n')
-    out = render_reply("Hi! I think it is 7. It is odd.", str(path), preface=PREFACE)
+    out = render_reply(
+        "Hi! I think it is 7. It is odd.", str(path), base_dir=tmp_path, preface=PREFACE
+    )
     assert out == "It is 7. | It is odd."
 
 
 def test_render_custom_grammar_empty_file_uses_defaults(tmp_path: Path) -> None:
     path = _write(tmp_path, "")
-    assert render_reply("One. Two.", str(path)) == "One. Two."
+    assert render_reply("One. Two.", str(path), base_dir=tmp_path) == "One. Two."
     assert load_grammar(path).name == "memo"
 
 
 def test_render_custom_grammar_dropping_everything_falls_back(tmp_path: Path) -> None:
     path = _write(tmp_path, 'drop_patterns = [".*"]\n')
-    assert render_reply("  Only this.  ", str(path)) == "Only this."
+    assert render_reply("  Only this.  ", str(path), base_dir=tmp_path) == "Only this."
 
 
 def test_render_custom_relative_path_resolves_against_base_dir(tmp_path: Path) -> None:
