@@ -44,13 +44,15 @@ def run_cycle(
     *,
     explicit_reflection: bool = False,
     expected_value_hash: str = "",
+    choose_kind: bool = False,
 ) -> CycleState:
-    """Run one cycle on the ``cycle`` thread."""
+    """Run one cycle on the ``cycle`` thread (``choose_kind``: the cycle decides its kind)."""
     result = compiled.invoke(
         CycleInput(
             kind=kind,
             explicit_reflection=explicit_reflection,
             expected_value_hash=expected_value_hash,
+            choose_kind=choose_kind,
         ),
         {"configurable": {"thread_id": "cycle"}, "recursion_limit": 100},
         durability="exit",
@@ -100,7 +102,24 @@ def cycle_row(state: CycleState) -> dict[str, Any]:
         "mutation_scaling": state.me.stability.mutation_scaling,
         "identity_hash": state.me.identity.identity_hash,
         "llm_calls": state.llm_calls,
+        "tokens": state.tokens,
+        "kind_choice": state.kind_choice,
+        "question": state.question,
+        "gap": state.gap,
+        "produced": [
+            {
+                k: p[k]
+                for k in ("event", "kind", "source", "trust", "summary", "path", "skill")
+                if k in p
+            }
+            for p in state.produced
+        ],
     }
+
+
+def alternate(index: int) -> CycleKind:
+    """The fixed schedule lumen used before the affect decided: action, explore, action, …."""
+    return "action" if index % 2 == 0 else "explore"
 
 
 def wait_for_cooldown(
@@ -128,9 +147,13 @@ def run(
     progress: Callable[[str], None] | None = None,
     emit: Callable[[dict[str, Any]], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    schedule: Callable[[int], CycleKind] | None = None,
 ) -> RunReport:
-    """Alternate action and explore cycles (action first); reflect when a trigger fires.
+    """Run cycles whose kind (explore or action) the affect and goals decide; reflect on triggers.
 
+    Each cycle decides its own kind from its affect and the pressure of its goals
+    (``kernel.autonomy.choose_kind``, in the ``motivation`` step); ``schedule`` (index -> kind)
+    imposes a fixed schedule instead (an ablation, e.g. :func:`alternate`).
     ``cycles=None`` runs until interrupted (Ctrl+C ends after the current step's checkpoint).
     ``emit`` receives each cycle's row (and each reflection's) as soon as it completes; ``sleep``
     waits out cooldowns and intervals (tests bind one that advances their clock). The run keeps
@@ -145,8 +168,13 @@ def run(
         while cycles is None or index < cycles:
             waited = wait_for_cooldown(deps, sleep, progress)
             run_due_tasks(deps, progress)
-            kind: CycleKind = "action" if index % 2 == 0 else "explore"
-            state = run_cycle(cycle_graph, kind, expected_value_hash=expected)
+            state = run_cycle(
+                cycle_graph,
+                schedule(index) if schedule else "action",
+                expected_value_hash=expected,
+                choose_kind=schedule is None,
+            )
+            kind: CycleKind = state.kind
             if state.value_lock == "valid" or state.restored:
                 expected = values_hash(deps)
             row = cycle_row(state)

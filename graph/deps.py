@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from graph import action, history, ingress, maintenance, signals, thinking
-from nodes.services import ActionResult, Judgment, ReviewContext, Thought
+from graph import action, history, ingress, maintenance, signals, thinking, usage
+from nodes.services import ActionResult, Judgment, ReviewContext, Screened, Thought
 from state.config import Config, load_config
 from state.instance import Instance
 from state.memory import MemoryStore
@@ -52,6 +52,8 @@ class RunScope:
 
     kernel_log: list[MemoryEntry] = field(default_factory=list)
     vault: dict[str, str] = field(default_factory=dict)
+    tokens: int = 0
+    """Model tokens this run's calls used (``graph.usage``), charged to the cycle's budget."""
 
 
 def current_thread() -> str:
@@ -124,9 +126,10 @@ class Deps:
         fallback: str,
     ) -> Thought:
         """Render a prompt, call the mode's model, validate the text or fall back."""
-        return thinking.think_text(
-            self, prompt, mode=mode, values=values, history=history, fallback=fallback
-        )
+        with usage.metered(self._add_tokens):
+            return thinking.think_text(
+                self, prompt, mode=mode, values=values, history=history, fallback=fallback
+            )
 
     def think_json(
         self,
@@ -138,8 +141,40 @@ class Deps:
         fallback: M,
     ) -> Judgment[M]:
         """Ask for a JSON object matching ``schema``; validate it or fall back."""
-        return thinking.think_json(
-            self, prompt, mode=mode, values=values, schema=schema, fallback=fallback
+        with usage.metered(self._add_tokens):
+            return thinking.think_json(
+                self, prompt, mode=mode, values=values, schema=schema, fallback=fallback
+            )
+
+    def _add_tokens(self, tokens: int) -> None:
+        scope = self.scope()
+        with self._lock:
+            scope.tokens += tokens
+
+    def tokens_used(self) -> int:
+        """Return the model tokens the current run has used so far."""
+        return self.scope().tokens
+
+    def screen_external(self, text: str, *, source: str) -> Screened:
+        """Run a skill's output through the external-content pipeline (``graph.ingress``)."""
+        from graph.away import screen_output
+
+        return screen_output(self, text, source=source)
+
+    def write_note(self, name: str, text: str, *, psyche: Psyche) -> ActionResult:
+        """Write the agent's own workspace note, gateway-checked (``graph.away``)."""
+        from graph.away import write_note
+
+        return write_note(self, name, text, psyche=psyche)
+
+    def author_skill(
+        self, name: str, main_py: str, *, psyche: Psyche, description: str
+    ) -> ActionResult:
+        """Author a skill from the autonomous loop behind the create-skill gates."""
+        from graph.authoring import create_skill
+
+        return create_skill(
+            self, name, main_py, psyche=psyche, autonomous=True, description=description
         )
 
     def perform(

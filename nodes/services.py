@@ -67,6 +67,22 @@ class ActionResult:
 
 
 @dataclass(frozen=True)
+class Screened:
+    """Outside text after the external-content pipeline: what may be kept of it.
+
+    ``text`` is the sanitised body (no boundary markers), for deriving a bounded summary in the
+    step; it is None when the pipeline blocked the text. ``summary`` is the pipeline's own
+    record summary (kind, size, language, flags, action), never the text.
+    """
+
+    action: str
+    summary: str
+    digest: str
+    flags: list[str]
+    text: str | None
+
+
+@dataclass(frozen=True)
 class ReviewContext:
     """What a reflection reviews: raw recent entries, and yearly summaries for older spans."""
 
@@ -138,6 +154,20 @@ class Services(Protocol):
 
     def skills(self) -> Registry:
         """Return every runnable skill (built-in and the instance's) with its manifest."""
+
+    def tokens_used(self) -> int:
+        """Return the model tokens (input + output) the current run has used so far."""
+
+    def screen_external(self, text: str, *, source: str) -> Screened:
+        """Run outside text (a skill's output) through the external-content pipeline."""
+
+    def write_note(self, name: str, text: str, *, psyche: Psyche) -> ActionResult:
+        """Write the agent's own note under ``workspace/notes/`` through the gateway's checks."""
+
+    def author_skill(
+        self, name: str, main_py: str, *, psyche: Psyche, description: str
+    ) -> ActionResult:
+        """Author a skill autonomously behind the create-skill gates (policy, veto, validation)."""
 
     def screen_input(self, text: str, *, source: str, autonomous: bool) -> TurnInput:
         """Screen untrusted text; the raw form never enters state."""

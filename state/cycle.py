@@ -55,6 +55,8 @@ class ActionCandidate(BaseModel):
     """The ethical kernel's Layer-1 decision: ALLOWED or MODERATED (risk > tolerance)."""
     affect: float = 0.0
     """The affect's term in the score (``mscp.affect_bias``, within ±0.1)."""
+    serves: str = ""
+    """The goal criterion (or the explore question) this action works towards: a pressure term."""
 
 
 class CycleInput(BaseModel):
@@ -64,6 +66,9 @@ class CycleInput(BaseModel):
     explicit_reflection: bool = False
     expected_value_hash: str = ""
     """The value hash the run last saw intact; a different file means another writer."""
+    choose_kind: bool = False
+    """Let the cycle decide explore vs action from its affect and goals (``lumen run``); off,
+    ``kind`` is used as given."""
 
 
 class CycleState(CycleInput):
@@ -85,6 +90,12 @@ class CycleState(CycleInput):
     """The goals this cycle may pursue, ranked: active survival goals first (motivation)."""
     workspace: dict[str, Any] = Field(default_factory=dict)
     question: str = ""
+    kind_choice: dict[str, float] = Field(default_factory=dict)
+    """The explore and exploit urges that chose this cycle's kind (``kernel.autonomy``)."""
+    gap: str = ""
+    """A skill the pursued goal needs and no skill provides (an ability gap)."""
+    produced: list[dict[str, Any]] = Field(default_factory=list)
+    """What this cycle made or found (findings, artifacts, questions): ledger events."""
     candidates: list[ActionCandidate] = Field(default_factory=list)
     chosen: int = -1
     decision: str = ""
@@ -107,6 +118,12 @@ class CycleState(CycleInput):
     """When the current predict-act-compare pass began (its wall time is spent budget)."""
     spent_calls: int = 0
     """Model calls already charged to the budget."""
+    scaling_reduced: bool = False
+    """The mutation scaling was halved in this cycle already (once per cycle, any iteration)."""
+    tokens: int = 0
+    """Model tokens (input + output) this cycle used, as metered by the thinking gateway."""
+    spent_tokens: int = 0
+    """Tokens already charged to the budget."""
     escalations: int = 0
     """Meta-escalations counted in this cycle (all iterations)."""
     depth2: bool = False

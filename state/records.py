@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernel.autonomy import skill_slug, topic_words
 from state.self_state import Unit, utc_now
 
 Author = Literal["self", "kernel", "goal", "external"]
@@ -26,14 +27,67 @@ class ValueRecord(BaseModel):
     status: ValueStatus = "active"
 
 
+CriterionKind = Literal["findings", "artifact", "question", "skill"]
+SKILL_GOAL_PREFIX = "Author a skill to "
+"""The name of the goal the action loop creates for a missing ability (``add_skill_gap_goal``)."""
+DEFAULT_FINDINGS = 2
+"""Findings on its topic a goal without declared criteria needs (with one artifact)."""
+ABOUT_THE_USER = frozenset({"user", "users", "people", "person"})
+
+
+class Criterion(BaseModel):
+    """One thing a goal needs before it is done (issue 13: goals carry criteria).
+
+    ``findings``: ``count`` findings recorded on ``topic`` (or for the goal); ``artifact``: a
+    workspace note or memory summary for the goal; ``question``: a question queued for the user
+    and answered (the user spoke after it was delivered); ``skill``: a skill named ``skill``
+    exists.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: CriterionKind
+    count: int = Field(default=1, ge=1, le=20)
+    topic: str = Field(default="", max_length=200)
+    skill: str = Field(default="", max_length=31)
+
+
 class GoalRecord(BaseModel):
-    """One entry of ``data/goals/<year>.json``; the year is the file it lives in."""
+    """One entry of ``data/goals/<year>.json``; the year is the file it lives in.
+
+    ``criteria`` is optional (older files load unchanged and an empty list is not written):
+    :func:`goal_criteria` derives a default from the goal.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)
     weight: Unit
     status: GoalStatus = "todo"
+    criteria: list[Criterion] = Field(
+        default_factory=list, max_length=8, exclude_if=lambda v: not v
+    )
+
+
+def goal_criteria(goal: GoalRecord) -> list[Criterion]:
+    """Return the goal's criteria, or the default derived from it.
+
+    Chosen where the spec is silent: a goal to author a skill (``Author a skill to X``) is done
+    when that skill exists; any other goal when ``DEFAULT_FINDINGS`` findings on its topic have
+    been recorded and one artifact (a note or summary) was made for it; a goal about the user
+    (it names the user or people) also needs a question asked of the user and answered.
+    """
+    if goal.criteria:
+        return list(goal.criteria)
+    if goal.name.startswith(SKILL_GOAL_PREFIX):
+        return [Criterion(kind="skill", skill=skill_slug(goal.name[len(SKILL_GOAL_PREFIX) :]))]
+    derived = [
+        Criterion(kind="findings", count=DEFAULT_FINDINGS, topic=goal.name),
+        Criterion(kind="artifact"),
+    ]
+    if topic_words(goal.name) & ABOUT_THE_USER:
+        derived.append(Criterion(kind="question"))
+    return derived
 
 
 class MemoryEntry(BaseModel):

@@ -474,6 +474,8 @@ class Autonomy(Strict):
     goal_progress: dict[str, int] = Field(default_factory=dict)
     stale: dict[str, int] = Field(default_factory=dict)
     explored: list[str] = Field(default_factory=list, max_length=WINDOW)
+    last_explore_cycle: int = Field(default=0, ge=0)
+    """The last cycle that explored (novelty grows with the cycles since: explore vs exploit)."""
     escalations: int = Field(default=0, ge=0)
     rollbacks: int = Field(default=0, ge=0)
     stabilizations: int = Field(default=0, ge=0)

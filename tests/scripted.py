@@ -55,12 +55,15 @@ def cycle_model(
     """A scripted model for the autonomy loops: a forecast for PREDICT, one proposal for ASK.
 
     PREDICT gets an outcome with ``success`` for every action its prompt lists (``- name``);
+    an explore cycle's forecast also carries a new question about its goal each time;
     reflection's ASK gets a proposal to raise the value ``reflect_on``; every other prompt gets
     ``ok``.
     """
     proposal = json.dumps(
         {"target": "value", "name": reflect_on, "direction": "up", "reason": reason}
     )
+
+    asked = {"n": 0}
 
     def respond(messages: Sequence[BaseMessage]) -> str:
         system = str(messages[0].content)
@@ -70,7 +73,20 @@ def cycle_model(
                 line[2:].split(" ")[0] for line in prompt.splitlines() if line.startswith("- ")
             ] or ["recall"]
             outcomes = [{"name": n, "outcome": "works", "success": success} for n in names[:6]]
-            return json.dumps({"outcomes": outcomes})
+            answer: dict[str, Any] = {"outcomes": outcomes}
+            if "question" in system:  # an explore cycle also asks for its question
+                asked["n"] += 1
+                goal = next(
+                    (
+                        line.split(":", 1)[1].strip()
+                        for line in prompt.splitlines()
+                        if line.startswith("The goal I explore for:")
+                    ),
+                    "my goals",
+                )
+                answer["question"] = f"What matters for {goal} (question {asked['n']})?"
+                answer["query"] = goal
+            return json.dumps(answer)
         if system.startswith("You reflect"):
             return proposal
         return "ok"

@@ -16,18 +16,22 @@ may apply. The self (identity vector, affect, stability, autonomy windows) is pe
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from kernel import autonomy as autonomy_rules
 from kernel import mscp
 from kernel.affordance import candidates as cue_candidates
+from nodes.cycle import work
 from nodes.services import Services
+from state import away
 from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
 from state.files import append_jsonl, atomic_write_json, load_goals, load_values
 from state.permissions import DataWriter
-from state.records import GoalStatus
+from state.records import SKILL_GOAL_PREFIX, GoalStatus
 from state.self_state import IDENTITY_DIMENSIONS
 from state.skills import affordances
 
@@ -38,8 +42,6 @@ ESCALATION_ERROR = 0.5
 """A prediction error above this (or MSI < 0.5) counts as a meta-escalation."""
 EPISODIC_WEIGHT = 0.2
 """Heuristic: how much an action's forecast success (experience + model) moves its score."""
-GOAL_DONE_AFTER = 3
-"""Successful cycles on a todo/working goal before the action loop marks it done."""
 
 # Which values an action serves: lumen's M needs "which values align with it". Archetypes are the
 # bridge: a value is aligned with the skills of the archetypes listed for it.
@@ -89,6 +91,7 @@ def budget_reset(state: CycleState, *, deps: Services) -> Update:
         kind=state.kind,
         explicit_reflection=state.explicit_reflection,
         expected_value_hash=state.expected_value_hash,
+        choose_kind=state.choose_kind,
     )
     # Every per-cycle field starts fresh: the thread's checkpoint holds the previous cycle.
     reset = {name: getattr(fresh, name) for name in CycleState.model_fields}
@@ -202,10 +205,35 @@ def survival_goals(state: CycleState, *, deps: Services) -> Update:
     return {"me": me, "note": f"survival goals: {listed}; added {added}"}
 
 
-def _active_goals(state: CycleState) -> list[YearGoal]:
-    wanted = {"perpetual"} if state.kind == "explore" else {"todo", "working"}
-    goals = [g for g in state.goals if g.goal.status in wanted]
-    if state.kind == "action" and not goals:
+def _needs(state: CycleState, deps: Services) -> dict[str, work.GoalNeeds]:
+    """Each todo/working goal's criteria with what the ledger, skills and user give them."""
+    open_goals = [g.goal for g in state.goals if g.goal.status in {"todo", "working"}]
+    if not open_goals:
+        return {}
+    prog = away.progress(deps.instance)
+    skills = set(deps.skills())
+    answered = work.user_spoke_after(deps)
+    root = deps.instance.root
+    return {
+        g.name: work.needs(g, prog, skills=skills, answered=answered, root=root) for g in open_goals
+    }
+
+
+def _active_goals(state: CycleState, kind: str, needs: dict[str, work.GoalNeeds]) -> list[YearGoal]:
+    """The goals a cycle of ``kind`` works for, heaviest first.
+
+    Action: todo/working goals (else the perpetual ones). Explore: the todo/working goals that
+    still need findings on their topic (their criteria), else the perpetual ones.
+    """
+    if kind == "explore":
+        goals = [
+            g
+            for g in state.goals
+            if g.goal.name in needs and needs[g.goal.name].unmet("findings") is not None
+        ]
+    else:
+        goals = [g for g in state.goals if g.goal.status in {"todo", "working"}]
+    if not goals:
         goals = [g for g in state.goals if g.goal.status == "perpetual"]
     return sorted(goals, key=lambda g: -g.goal.weight)
 
@@ -218,27 +246,53 @@ def motivation(state: CycleState, *, deps: Services) -> Update:
     recent prediction error (``mscp.motivation_drives``); predict and act read both through the
     workspace.
     """
-    assert state.me is not None
+    me = _me(state)
     survival = [
         {"name": g["name"], "weight": float(g["priority"]), "survival": g["kind"]}
-        for g in state.me.autonomy.survival_goals
+        for g in me.autonomy.survival_goals
         if g.get("active")
     ]
-    pursued = survival + [
-        {"name": g.goal.name, "weight": g.goal.weight, "survival": ""} for g in _active_goals(state)
-    ]
-    errors = state.me.autonomy.prediction_errors[-mscp.CALIBRATION_WINDOW :]
+    needs = _needs(state, deps)
+
+    def pursue(kind: str) -> list[dict[str, Any]]:
+        return survival + [
+            {"name": g.goal.name, "weight": g.goal.weight, "survival": ""}
+            for g in _active_goals(state, kind, needs)
+        ]
+
+    errors = me.autonomy.prediction_errors[-mscp.CALIBRATION_WINDOW :]
     recent = sum(errors) / len(errors) if errors else 0.0
     values = [v.weight for v in state.values if v.status == "active"]
-    drive = mscp.motivation(values, pursued[0]["weight"]) if pursued else 0.0
-    drives = mscp.motivation_drives(state.me.affect.model_dump(), drive=drive, recent_error=recent)
+    pressing = pursue("action")  # the pressure of goals is what acting would serve
+    drive = mscp.motivation(values, pressing[0]["weight"]) if pressing else 0.0
+    drives = mscp.motivation_drives(me.affect.model_dump(), drive=drive, recent_error=recent)
     drives = {k: round(v, 4) for k, v in drives.items()}
-    update: Update = {"motivation": round(drive, 4), "drives": drives, "pursued": pursued}
+    kind = state.kind
+    update: Update = {"me": me, "motivation": round(drive, 4), "drives": drives}
+    if state.choose_kind and state.iteration == 0:
+        asked = set(me.autonomy.explored)
+        open_q = [q for q in me.self_state.epistemics.open_questions if q not in asked]
+        since = max(0, me.autonomy.cycle - 1 - me.autonomy.last_explore_cycle)
+        choice = autonomy_rules.choose_kind(
+            drives, pressure=drive, since_explore=since, open_questions=len(open_q)
+        )
+        kind = "explore" if choice.kind == "explore" else "action"
+        update["kind"] = kind
+        update["kind_choice"] = {
+            "explore": choice.explore,
+            "exploit": choice.exploit,
+            "since_explore": since,
+        }
+    if kind == "explore":
+        me.autonomy.last_explore_cycle = me.autonomy.cycle
+    pursued = pressing if kind == "action" else pursue(kind)
+    update["pursued"] = pursued
+    chose = f"{kind} ({update['kind_choice']}); " if "kind_choice" in update else ""
     if not pursued:
-        return {**update, "skipped": "no active goal"}
+        return {**update, "skipped": f"{chose}no active goal"}
     return {
         **update,
-        "note": f"top goal {pursued[0]['name']!r}: M={drive:.3f}, drives {drives}",
+        "note": f"{chose}top goal {pursued[0]['name']!r}: M={drive:.3f}, drives {drives}",
     }
 
 
@@ -289,31 +343,113 @@ def _top_goal(state: CycleState) -> dict[str, Any]:
     return {"name": "keep my self-model coherent", "weight": None, "survival": ""}
 
 
-def _candidates(state: CycleState, deps: Services) -> tuple[list[ActionCandidate], str]:
+class ExploreForecasts(Forecasts):
+    """An explore cycle's one constrained JSON answer: its question, search words, forecasts."""
+
+    question: str = Field(default="", max_length=160)
+    query: str = Field(default="", max_length=80)
+
+
+def _explore_values(state: CycleState, deps: Services, goal: str) -> dict[str, object]:
+    """What the explore prompt adds to predict's: open questions, those asked, findings."""
+    assert state.me is not None
+    asked = list(state.me.autonomy.explored)
+    open_q = [q for q in state.me.self_state.epistemics.open_questions if q not in asked]
+    found = [f["summary"] for f in work.goal_findings(goal, away.progress(deps.instance))][-3:]
+    return {
+        "open_questions": "; ".join(open_q[:3]) or "(none)",
+        "asked": "; ".join(asked[-5:]) or "(none)",
+        "findings": " | ".join(f[:120] for f in found) or "(nothing yet)",
+    }
+
+
+def _explore_question(
+    state: CycleState, goal: str, answer: ExploreForecasts, ok: bool, why: str
+) -> tuple[str, str, str]:
+    """The question an explore cycle asks: the model's, else a template; (question, query, why).
+
+    The model's question is refused when it is missing or was already explored (``why`` then
+    says so and the template is used: the first unexplored open question, else one about what
+    the goal still lacks).
+    """
+    assert state.me is not None
+    asked = list(state.me.autonomy.explored)
+    open_q = [q for q in state.me.self_state.epistemics.open_questions if q not in asked]
+    template = open_q[0] if open_q else f"What do I not yet know that matters for: {goal}?"
+    if template in asked:
+        template = f"What else matters for {goal}, beyond what I found last time?"
+    question = " ".join(answer.question.split()) if ok else ""
+    if not ok:
+        reason = why or "no answer"
+    elif len(question) < 8:
+        reason = "the model asked no question"
+    elif question in asked:
+        reason = "the model repeated a question already explored"
+    else:
+        return question, answer.query.strip() or question, ""
+    return template[:160], template[:160], reason
+
+
+def _gap(state: CycleState, needs: work.GoalNeeds | None, known: Any) -> str:
+    """The skill the goal's criteria name that no skill provides ('' when none)."""
+    wanted = needs.unmet("skill") if needs is not None else None
+    return wanted.skill if wanted is not None and wanted.skill not in known else ""
+
+
+def _candidates(
+    state: CycleState, deps: Services, question: str = "", query: str = ""
+) -> tuple[list[ActionCandidate], str]:
+    """Candidate actions for the top goal and the ability gap its criteria reveal.
+
+    Explore: the skills the question's cues name (they answer it: ``serves="question"``), then
+    recall, beliefs and gaps searched with the question's words. Action: the goal's cue skills
+    and the introspection skills, plus the artifacts its unmet criteria call for once its
+    findings are in — a workspace note and a memory summary (``artifact``), a question for the
+    user (``question``, one at a time).
+    """
     assert state.me is not None
     known = deps.skills()
     top = _top_goal(state)
     goal = str(top["name"])
-    question = ""
-    found: list[tuple[str, dict[str, Any]]] = []
+    found: list[tuple[str, dict[str, Any], str]] = []
+    gap = ""
     if state.kind == "explore":
-        asked = set(state.me.autonomy.explored)
-        open_q = [q for q in state.me.self_state.epistemics.open_questions if q not in asked]
-        question = open_q[0] if open_q else f"What do I not yet know that matters for: {goal}?"
-        found = [("recall", {"query": question, "k": 5}), ("gaps", {}), ("beliefs", {})]
-    else:
-        found = [(c.tool, c.input) for c in cue_candidates(goal, affordances(known), ambiguity=0.0)]
+        cued = cue_candidates(question, affordances(known), ambiguity=0.0)
+        found = [(c.tool, c.input, "question") for c in cued if c.tool != "ask_user"]
         found += [
-            (skill, {**payload, **({"query": goal} if skill == "recall" else {})})
+            ("recall", {"query": query, "k": 5}, ""),
+            ("beliefs", {"query": query}, ""),
+            ("gaps", {}, ""),
+        ]
+    else:
+        found = [
+            (c.tool, c.input, "") for c in cue_candidates(goal, affordances(known), ambiguity=0.0)
+        ]
+        found += [
+            (skill, {**payload, **({"query": goal} if skill == "recall" else {})}, "")
             for skill, payload in GOAL_SKILLS
         ]
+        needs = _needs(state, deps).get(goal)
+        gap = _gap(state, needs, known)
+        if needs is not None and needs.unmet("findings") is None:
+            prog = away.progress(deps.instance)
+            if needs.unmet("artifact") is not None and work.goal_findings(goal, prog):
+                found += [(name, {"goal": goal}, "artifact") for name in work.KERNEL_ACTIONS]
+            answered = work.user_spoke_after(deps)
+            if needs.unmet("question") is not None and not work.pending_question(
+                goal, prog, answered
+            ):
+                ask = f"About {goal.lower().rstrip('.')}: what matters most to you?"
+                found.append(("ask_user", {"question": ask[:500]}, "question"))
     seen: set[str] = set()
     out = []
-    for skill, payload in found:
+    for skill, payload, serves in found:
         if skill in seen or skill == "shell":  # autonomy never runs shell (AsteronIris §6)
             continue
         seen.add(skill)
-        archetype = known[skill][1].archetype if skill in known else ""
+        archetype = (
+            known[skill][1].archetype if skill in known else work.KERNEL_ACTIONS.get(skill, "")
+        )
         out.append(
             ActionCandidate(
                 name=f"{skill} for {goal}"[:80],
@@ -321,6 +457,7 @@ def _candidates(state: CycleState, deps: Services) -> tuple[list[ActionCandidate
                 input=payload,
                 goal=goal,
                 archetype=archetype,
+                serves=serves,
                 aligned_values=[
                     v.name
                     for v in state.values
@@ -328,43 +465,67 @@ def _candidates(state: CycleState, deps: Services) -> tuple[list[ActionCandidate
                 ],
             )
         )
-    return out, question
+    return out, gap
 
 
 def predict(state: CycleState, *, deps: Services) -> Update:
-    """THINK: generate candidate actions and a counterfactual outcome for each (one model call)."""
+    """THINK: candidates and a counterfactual outcome for each (one model call).
+
+    In an explore cycle the same call asks the model for the question to explore (with the
+    words to search for); the candidates are then the skills the question's cues name and the
+    memory readers searched with its words (cue skills the forecast did not list use their
+    past success rate).
+    """
     assert state.me is not None
     if mscp.budget_capabilities(state.budget).safety_only:
         return {"candidates": [], "skipped": "budget exhausted: safety layers only (MSCP §9)"}
-    found, question = _candidates(state, deps)
+    goal = str(_top_goal(state)["name"])
+    explore = state.kind == "explore"
+    found, gap = _candidates(state, deps, "", goal)
     if not found:
-        return {"candidates": [], "question": question, "skipped": "no candidate action"}
+        return {"candidates": [], "gap": gap, "skipped": "no candidate action"}
     stats = state.me.autonomy.archetype_stats
-    prior = {c.name: _success_rate(stats.get(c.archetype)) for c in found}
-    fallback = Forecasts(
+    prior = {c.skill: _success_rate(stats.get(c.archetype)) for c in found}
+    fallback = ExploreForecasts(
         outcomes=[
-            Forecast(name=c.skill, outcome="as before", success=prior[c.name]) for c in found
+            Forecast(name=c.skill, outcome="as before", success=prior[c.skill]) for c in found
         ][:6]
     )
     errors = state.me.autonomy.prediction_errors
-    judged = deps.think_json(
-        "predict",
-        mode="autonomous",
-        values={
-            **_predict_context(state, deps, found),
-            "goal": found[0].goal,
-            "actions": "\n".join(f"- {c.skill} (past success {prior[c.name]:.0%})" for c in found),
-        },
-        schema=Forecasts,
-        fallback=fallback,
-    )
+    values: dict[str, object] = {
+        **_predict_context(state, deps, found),
+        "goal": found[0].goal,
+        "actions": "\n".join(f"- {c.skill} (past success {prior[c.skill]:.0%})" for c in found),
+    }
+    if explore:
+        judged: Any = deps.think_json(
+            "explore",
+            mode="autonomous",
+            values={**values, **_explore_values(state, deps, goal)},
+            schema=ExploreForecasts,
+            fallback=fallback,
+        )
+    else:
+        judged = deps.think_json(
+            "predict", mode="autonomous", values=values, schema=Forecasts, fallback=fallback
+        )
+    degraded: list[str] = []
+    question = ""
+    if explore:
+        question, query, why = _explore_question(
+            state, goal, judged.value, judged.ok, judged.reason
+        )
+        if why:
+            degraded.append(f"explore question: {why}; template question used")
+        found, gap = _candidates(state, deps, question, query)
     by_skill = {f.name.strip().lower(): f for f in judged.value.outcomes}
     enriched = []
     for c in found:
         forecast = by_skill.get(c.skill)
+        rate = prior.get(c.skill, _success_rate(stats.get(c.archetype)))
         # The model's success guess is blended with experience; it cannot dominate (MSCP §7.1 rule
         # for affect, applied here too: judgment is a secondary signal).
-        success = 0.5 * prior[c.name] + 0.5 * forecast.success if forecast else prior[c.name]
+        success = 0.5 * rate + 0.5 * forecast.success if forecast else rate
         success = mscp.calibrated_success(success, errors)  # own past calibration
         enriched.append(
             c.model_copy(
@@ -379,13 +540,16 @@ def predict(state: CycleState, *, deps: Services) -> Update:
     update: Update = {
         "candidates": enriched,
         "question": question,
+        "gap": gap,
         "llm_calls": state.llm_calls + 1,
-        "note": f"{len(enriched)} candidates" + (f"; question {question!r}" if question else ""),
+        "note": f"{len(enriched)} candidates"
+        + (f"; question {question!r}" if question else "")
+        + (f"; ability gap {gap!r}" if gap else ""),
     }
     if not judged.ok:
-        update["degraded"] = [
-            f"predict: {judged.reason}; prior success rates used",
-        ]
+        degraded.append(f"predict: {judged.reason}; prior success rates used")
+    if degraded:
+        update["degraded"] = degraded
     return update
 
 
@@ -450,11 +614,18 @@ def _score(state: CycleState, known: Any) -> list[ActionCandidate]:
     scored = []
     for c in state.candidates:
         m = mscp.motivation([values[n] for n in c.aligned_values], goal_weight)
-        a = 1.0 if c.skill in known else 0.0
+        a = 1.0 if c.skill in known or c.skill in work.KERNEL_ACTIONS else 0.0
         p = mscp.prompt_strength(direct=True, staleness_cycles=int(stale.get(c.goal, 0)))
         b = mscp.bmap(m, a, p)
         risk, scope = 0.0, "none"  # a missing skill runs nothing (its gap becomes a goal)
-        if c.skill in known:
+        if c.skill in work.KERNEL_ACTIONS:  # the agent's own note or memory: reversible, trusted
+            risk, scope = mscp.action_risk(
+                c.skill,
+                {"path": "notes/"} if c.skill == "note" else {},
+                mutating=False,
+                untrusted_output=False,
+            )
+        elif c.skill in known:
             manifest = known[c.skill][1]
             risk, scope = mscp.action_risk(
                 c.skill,
@@ -476,7 +647,8 @@ def _score(state: CycleState, known: Any) -> list[ActionCandidate]:
             recency=-0.05 if c.skill in used else 0.0,
             novelty=0.05 if c.skill not in used else 0.0,
             episodic=EPISODIC_WEIGHT * (c.success_estimate - 0.5),
-            pressure=press if c.skill in wanted and c.goal == top["name"] else 0.0,
+            pressure=(press if c.skill in wanted and c.goal == top["name"] else 0.0)
+            + (work.CRITERIA_PRESSURE if c.serves else 0.0),
             archetype_weight=weights.get(c.archetype, 0.5),
         )
         score += bias
@@ -505,9 +677,19 @@ def _score(state: CycleState, known: Any) -> list[ActionCandidate]:
 
 
 def act(state: CycleState, *, deps: Services) -> Update:
-    """DECIDE (B = M × A × P + bonuses + affect, Layer-1 moderated) then ACT (action gateway)."""
+    """DECIDE (B = M × A × P + bonuses + affect, Layer-1 moderated) then ACT (action gateway).
+
+    An action cycle whose goal needs a skill nobody has acquires it first (:func:`_acquire`).
+    What the action finds (a skill's content, screened when it faces the outside) becomes a
+    finding; what it makes (a note, a summary, a question for the user) an artifact; both go to
+    the autonomy ledger (``state.away``) that goal criteria and the away report read.
+    """
     assert state.me is not None
     known = deps.skills()
+    if state.kind == "action" and state.gap:
+        acquired = _acquire(state, deps)
+        if acquired is not None:
+            return acquired
     scored = _score(state, known)
     if not scored:
         return {"status": "skipped", "decision": "no candidates", "skipped": "nothing to do"}
@@ -560,15 +742,20 @@ def act(state: CycleState, *, deps: Services) -> Update:
     writer = DataWriter(deps.instance, state.kind)
     if not writer.may_invoke_skills():  # pragma: no cover - action/explore always may
         return {"status": "skipped", "skipped": "this loop may not invoke skills"}
+    needs = _needs(state, deps).get(choice.goal) if state.kind == "action" else None
+    before = needs.progress if needs is not None else 0.0
     began = deps.now()
-    result = deps.perform(
-        tool=choice.skill,
-        tool_input=choice.input,
-        psyche=state.me.psyche,
-        calls_made=0,
-        max_calls=1,
-        situation="cycle",
-    )
+    if choice.skill in work.KERNEL_ACTIONS:
+        result = _make_artifact(state, deps, choice)
+    else:
+        result = deps.perform(
+            tool=choice.skill,
+            tool_input=choice.input,
+            psyche=state.me.psyche,
+            calls_made=0,
+            max_calls=1,
+            situation="cycle",
+        )
     seconds = max(0.0, (deps.now() - began).total_seconds())
     me = _me(state)
     kind = mscp.outcome_kind(result.status)
@@ -582,13 +769,31 @@ def act(state: CycleState, *, deps: Services) -> Update:
         ]
     if result.status == "vetoed":
         me.psyche.self_integration.shadow_encounters += 1
+    produced: list[dict[str, Any]] = []
+    if result.status == "ok" and choice.skill in work.KERNEL_ACTIONS:
+        produced.append(dict(result.output.get("event") or {}))
+    elif result.status == "ok" and choice.skill == "ask_user":
+        produced.append(_queue_question(state, deps, choice, result))
+    elif result.status == "ok" and choice.skill not in work.NO_FINDINGS:
+        info, manifest = known[choice.skill]
+        outside = manifest.untrusted_output or info.origin != "builtin"
+        finding = _record_finding(state, deps, choice, result, outside=outside)
+        if finding is not None:
+            produced.append(finding)
     filled = [k for k, v in result.output.items() if v not in (None, "", [], {})]
+    after = before
+    if needs is not None:
+        fresh = _needs(state, deps).get(choice.goal)
+        after = fresh.progress if fresh is not None else before
     outcome = {
         "status": result.status,
         "kind": kind,
         "detail": result.detail,
         "keys": sorted(result.output)[:8],
         "content": min(1.0, len(filled) / 2),
+        "learned": 1.0 if any(p.get("event") == "Finding" for p in produced) else 0.0,
+        "progress": round(max(0.0, after - before), 6),
+        "expected_progress": _expected_progress(needs, choice),
         "seconds": round(seconds, 3),
         "untrusted": result.untrusted,
     }
@@ -603,9 +808,11 @@ def act(state: CycleState, *, deps: Services) -> Update:
         drives=dict(state.workspace.get("drives") or {}),
     )
     if state.kind == "explore":
-        found = ", ".join(f"{k}" for k in result.output)[:200] or result.detail
+        me.autonomy.explored = [*me.autonomy.explored, state.question][-32:]
+        found = next((p["summary"] for p in produced if p.get("summary")), "")
         writer.remember(
-            f"I asked myself: {state.question} I used {choice.skill}; it returned {found}.",
+            f"I asked myself: {state.question} I used {choice.skill}; "
+            + (f"I found: {found}" if found else f"it found nothing new ({result.status})."),
             author="self",
             situation="explore",
             question=state.question,
@@ -615,8 +822,308 @@ def act(state: CycleState, *, deps: Services) -> Update:
         "candidates": scored,
         "chosen": best,
         "outcome": outcome,
+        "produced": [*state.produced, *produced],  # every iteration's, for the cycle's row
         "decision": f"{choice.name} {choice.breakdown}",
-        "note": f"{choice.skill}: {result.status}",
+        "note": f"{choice.skill}: {result.status}"
+        + (f"; produced {[p.get('event') for p in produced]}" if produced else ""),
+    }
+
+
+def _expected_progress(needs: work.GoalNeeds | None, choice: ActionCandidate) -> float:
+    """The progress on its goal's criteria an action promises if it succeeds.
+
+    An artifact serves the artifact criterion, a finding-producing skill the findings one; a
+    question is progress only once it is answered (not this cycle). One unit of the criteria.
+    """
+    if needs is None or not needs.needed:
+        return 0.0
+    unit = 1.0 / sum(needs.needed)
+    if choice.skill in work.KERNEL_ACTIONS:
+        return unit if needs.unmet("artifact") is not None else 0.0
+    if choice.skill in work.NO_FINDINGS or choice.skill == "ask_user":
+        return 0.0
+    return unit if needs.unmet("findings") is not None else 0.0
+
+
+def _screened_texts(
+    state: CycleState, deps: Services, choice: ActionCandidate, result: Any
+) -> tuple[list[str], dict[str, Any] | None]:
+    """The texts a finding may be derived from, and the screening record when there is one.
+
+    Outside content never reaches a finding unscreened. When the action gateway screened the
+    output itself (it returns only the output's shape and a ``screened`` record, the sanitised
+    output waiting in the run's vault under ``tool:<digest>``), the texts come from the vault;
+    when it returned untrusted output as is, it is screened here (``Services.screen_external``).
+    A blocked output gives no text.
+    """
+    record = result.output.get("screened")
+    if isinstance(record, dict):
+        if record.get("action") == "block":
+            return [], record
+        digest = str(record.get("digest", ""))
+        raw = deps.vault.get(f"tool:{digest}") or deps.vault.get(digest) or ""
+        try:
+            sanitised = json.loads(raw) if raw else {}
+        except ValueError:
+            sanitised = {}
+        return work.output_texts(sanitised), record
+    texts = work.output_texts(result.output)
+    if not result.untrusted or not texts:
+        return texts, None
+    screened = deps.screen_external("\n".join(texts), source=f"skill:{choice.skill}")
+    record = {
+        "summary": screened.summary,
+        "digest": screened.digest,
+        "action": screened.action,
+        "flags": screened.flags,
+    }
+    return ([screened.text] if screened.text is not None else []), record
+
+
+def _record_finding(
+    state: CycleState, deps: Services, choice: ActionCandidate, result: Any, *, outside: bool
+) -> dict[str, Any] | None:
+    """Turn a skill's output into a finding: screened, summarised, bounded, attributed.
+
+    Output of a skill is external content: only a summary derived from its screened, sanitised
+    text is kept (a blocked text keeps nothing but the pipeline's record, as a kernel memory).
+    ``outside``: the skill reads content from outside the instance (its manifest's
+    ``untrusted_output``, or an instance-authored skill): the finding's trust is ``untrusted``;
+    the instance's own stores (recall, beliefs, gaps) give ``trusted`` findings. The finding is
+    a ``self`` memory (tainted when untrusted) later recall finds, and a ledger event goal
+    criteria count. A summary already recorded is not recorded again.
+    """
+    texts, record = _screened_texts(state, deps, choice, result)
+    source = work.source_of(choice.skill, choice.input)
+    if record is not None and record.get("action") == "block":
+        DataWriter(deps.instance, state.kind).remember(
+            f"Discarded what {source} returned: the external-content pipeline blocked it "
+            f"({record.get('summary', '')})",
+            author="kernel",
+            situation="cycle",
+            kind="FindingBlocked",
+            digest=record.get("digest", ""),
+        )
+        return None
+    summary = autonomy_rules.summarize(texts, focus=state.question or choice.goal)
+    if not summary:
+        return None
+    trust = "untrusted" if outside else "trusted"
+    digest = work.digest(summary)
+    if any(f.get("digest") == digest for f in away.progress(deps.instance).findings):
+        return None
+    screen = (
+        {"screen": str(record.get("summary", "")), "flags": list(record.get("flags", []))}
+        if record is not None
+        else {}
+    )
+    DataWriter(deps.instance, state.kind).check("memory", "self")
+    memory_id = deps.store.add(
+        f"Finding ({source}, {trust}): {summary}",
+        metadata={
+            "author": "self",
+            "situation": state.kind,
+            "kind": "Finding",
+            "goal": choice.goal,
+            "question": state.question,
+            "source": source,
+            "trust": trust,
+            "tainted": outside,
+            **screen,
+        },
+        defer_index=True,
+    )
+    return away.record(
+        deps.instance,
+        "Finding",
+        ts=deps.now().isoformat(),
+        goal=choice.goal,
+        question=state.question,
+        source=source,
+        trust=trust,
+        summary=summary,
+        digest=digest,
+        memory_id=memory_id,
+        **screen,
+    )
+
+
+def _make_artifact(state: CycleState, deps: Services, choice: ActionCandidate) -> Any:
+    """Make a goal's note (gateway-checked workspace write) or memory summary of its findings."""
+    from nodes.services import ActionResult
+
+    assert state.me is not None
+    findings = work.goal_findings(choice.goal, away.progress(deps.instance))
+    if not findings:
+        return ActionResult(status="failed", detail="no findings to write about yet")
+    untrusted = any(f.get("trust") != "trusted" for f in findings)
+    when = deps.now().isoformat()
+    if choice.skill == "note":
+        text = work.note_text(choice.goal, findings, when)
+        result = deps.write_note(work.slug(choice.goal), text, psyche=state.me.psyche)
+        if result.status != "ok":
+            return result
+        path = str(result.output["path"])
+        about = f"I wrote a note for {choice.goal!r} in workspace/{path} ({len(findings)} findings)"
+        extra: dict[str, Any] = {"path": path}
+    else:
+        text = autonomy_rules.summarize(
+            [f["summary"] for f in findings], focus=choice.goal, limit=400
+        )
+        about = f"What I know about {choice.goal!r}: {text}"
+        extra = {}
+    DataWriter(deps.instance, state.kind).check("memory", "self")
+    memory_id = deps.store.add(
+        about,
+        metadata={
+            "author": "self",
+            "situation": state.kind,
+            "kind": "Note" if choice.skill == "note" else "Summary",
+            "goal": choice.goal,
+            "tainted": untrusted,
+        },
+        defer_index=True,
+    )
+    event = away.record(
+        deps.instance,
+        "Artifact",
+        ts=when,
+        kind=choice.skill,
+        goal=choice.goal,
+        summary=text[:400] if choice.skill == "summary" else f"{len(findings)} findings",
+        memory_id=memory_id,
+        **extra,
+    )
+    return ActionResult(status="ok", output={**extra, "findings": len(findings), "event": event})
+
+
+def _queue_question(
+    state: CycleState, deps: Services, choice: ActionCandidate, result: Any
+) -> dict[str, Any]:
+    """Queue the question ask_user put for the next conversation (said in the away report)."""
+    question = str(result.output.get("question") or choice.input.get("question") or "")
+    DataWriter(deps.instance, state.kind).remember(
+        f"I want to ask my user: {question}",
+        author="self",
+        situation=state.kind,
+        kind="QuestionQueued",
+        goal=choice.goal,
+    )
+    qid = work.digest(f"{choice.goal}\n{question}\n{deps.now().isoformat()}")
+    return away.record(
+        deps.instance,
+        "Question",
+        ts=deps.now().isoformat(),
+        id=qid,
+        goal=choice.goal,
+        question=question,
+    )
+
+
+def _acquire(state: CycleState, deps: Services) -> Update | None:
+    """Acquire the ability the pursued goal needs: a goal to author it, and the skill if allowed.
+
+    The action loop creates the "Author a skill to X" goal (its one goal-creating exception).
+    With ``[policy] autonomous_skill_authoring`` on, the model writes the program (one call)
+    and ``create_skill`` installs it behind its gates (shadow veto, security policy, ``--help``
+    validation in a scratch directory); off, the refusal is recorded without a model call and
+    later cycles pursue the goal with the skills there are (None: nothing new to do).
+    """
+    assert state.me is not None
+    need = state.gap
+    goal = str(_top_goal(state)["name"])
+    wanted = f"{SKILL_GOAL_PREFIX}{need}"
+    existing = any(g.goal.name == wanted for g in state.goals)
+    allowed = deps.config.policy.autonomous_skill_authoring
+    if existing and not allowed:
+        return None
+    writer = DataWriter(deps.instance, "action")
+    created = writer.add_skill_gap_goal(need)
+    if not existing:
+        writer.remember(
+            f"No skill can give me {need!r}, which {goal!r} needs: I made the goal "
+            f"{created.name!r}",
+            author="self",
+            situation="action",
+            kind="AbilityGap",
+            goal=created.name,
+        )
+    candidate = ActionCandidate(
+        name=f"author {need} for {goal}"[:80], skill="create_skill", goal=created.name, a=1.0
+    )
+    update: Update = {"candidates": [candidate], "chosen": 0}
+    began = deps.now()
+    if not allowed:
+        detail = "autonomous skill authoring is disabled (policy.autonomous_skill_authoring)"
+        writer.remember(
+            f"Did not author {need!r}: {detail}",
+            author="kernel",
+            situation="cycle",
+            kind="AuthoringRefused",
+            skill=need,
+        )
+        return {
+            **update,
+            "decision": f"ability gap {need!r}: created goal {created.name!r}; {detail}",
+            "outcome": {
+                "status": "refused",
+                "kind": mscp.outcome_kind("refused"),
+                "detail": detail,
+            },
+            "note": f"ability gap {need!r}: authoring refused",
+        }
+    thought = deps.think_text(
+        "author_skill",
+        mode="autonomous",
+        values={"name": need, "need": need.replace("_", " "), "goal": goal},
+        fallback="",
+    )
+    code = work.code_block(thought.text) if thought.ok else ""
+    if code:
+        result = deps.author_skill(
+            need, code, psyche=state.me.psyche, description=f"{need} (for {goal})"[:200]
+        )
+    else:
+        from nodes.services import ActionResult
+
+        result = ActionResult(status="failed", detail="the model wrote no program")
+    produced = []
+    if result.status == "ok":
+        produced.append(
+            away.record(
+                deps.instance,
+                "Artifact",
+                ts=deps.now().isoformat(),
+                kind="skill",
+                goal=created.name,
+                skill=need,
+                summary=f"authored {need} for {goal}",
+            )
+        )
+    writer.remember(
+        f"Authoring the skill {need!r}: {result.status}"
+        + (f" ({result.detail})" if result.detail else ""),
+        author="self",
+        situation="action",
+        kind="SkillAuthoring",
+        skill=need,
+        status=result.status,
+    )
+    seconds = max(0.0, (deps.now() - began).total_seconds())
+    return {
+        **update,
+        "llm_calls": state.llm_calls + 1,
+        "produced": [*state.produced, *produced],
+        "decision": f"ability gap {need!r}: authoring {result.status}",
+        "outcome": {
+            "status": result.status,
+            "kind": mscp.outcome_kind(result.status),
+            "detail": result.detail,
+            "content": 1.0 if result.status == "ok" else 0.0,
+            "seconds": round(seconds, 3),
+        },
+        "degraded": [] if thought.ok else [f"author_skill: {thought.reason}"],
+        "note": f"ability gap {need!r}: authoring {result.status}",
     }
 
 
@@ -625,26 +1132,26 @@ def _aligned_share(state: CycleState, c: ActionCandidate) -> float:
     return len(c.aligned_values) / len(active) if active else 0.0
 
 
-def _progress(state: CycleState, c: ActionCandidate) -> float:
-    """The share of its done-criterion one success adds to the pursued goal (0 if none)."""
-    goal = next((g for g in state.goals if g.goal.name == c.goal), None)
-    if state.kind != "action" or goal is None or goal.goal.status not in {"todo", "working"}:
-        return 0.0
-    return 1.0 / GOAL_DONE_AFTER
-
-
 def _spend(state: CycleState, deps: Services, *, skill_runs: int) -> Update:
-    """Charge this pass's real work (model calls, skill runs, wall time) to the budget (§9)."""
+    """Charge this pass's real work to the budget (§9): calls, tokens, skill runs, wall time.
+
+    Tokens are what the thinking gateway metered for this run (the model's reported usage, or
+    counted from the prompt and answer text), charged at ``kernel.autonomy.TOKEN_COST`` each.
+    """
     now = deps.now()
     started = datetime.fromisoformat(state.started_at) if state.started_at else now
     seconds = max(0.0, (now - started).total_seconds())
     calls = max(0, state.llm_calls - state.spent_calls)
+    tokens = max(state.tokens, deps.tokens_used())
     cost = mscp.work_cost(llm_calls=calls, seconds=seconds, skill_runs=skill_runs)
+    cost += autonomy_rules.token_cost(max(0, tokens - state.spent_tokens))
     budget = round(max(0.0, state.budget - cost), 6)
     return {
         "budget": budget,
         "started_at": now.isoformat(),
         "spent_calls": state.llm_calls,
+        "tokens": tokens,
+        "spent_tokens": tokens,
         "degraded": [f"budget {budget:.2f}: {', '.join(mscp.degradation(budget))}"]
         if mscp.degradation(budget) and not mscp.degradation(state.budget)
         else [],
@@ -675,16 +1182,17 @@ def compare(state: CycleState, *, deps: Services) -> Update:
         }
     chosen = state.candidates[state.chosen]
     aligned = _aligned_share(state, chosen)
-    progress = _progress(state, chosen)
     content = float(state.outcome.get("content", 0.0))
     predicted = mscp.forecast_outcome(
-        chosen.success_estimate, expected_progress=progress, aligned=aligned
+        chosen.success_estimate,
+        expected_progress=float(state.outcome.get("expected_progress", 0.0)),
+        aligned=aligned,
     )
     observation = mscp.Observation(
         kind=str(state.outcome.get("kind") or mscp.outcome_kind(state.outcome["status"])),
         content=content,
-        learned=content if state.kind == "explore" else 0.0,
-        progress=progress,
+        learned=float(state.outcome.get("learned", 0.0)),
+        progress=min(1.0, float(state.outcome.get("progress", 0.0))),
         aligned=aligned,
         seconds=float(state.outcome.get("seconds", 0.0)),
     )
@@ -797,7 +1305,7 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
 def stabilize(state: CycleState, *, deps: Services) -> Update:
     """Reduce mutation scaling (halve it, once per cycle) while stabilizing or oscillating."""
     me = _me(state)
-    if state.iteration > 0:
+    if state.scaling_reduced:
         return {"me": me, "skipped": "mutation scaling already reduced this cycle"}
     me.stability.mutation_scaling = round(
         mscp.mutation_scaling_next(
@@ -805,7 +1313,11 @@ def stabilize(state: CycleState, *, deps: Services) -> Update:
         ),
         6,
     )
-    return {"me": me, "note": f"mutation scaling {me.stability.mutation_scaling}"}
+    return {
+        "me": me,
+        "scaling_reduced": True,
+        "note": f"mutation scaling {me.stability.mutation_scaling}",
+    }
 
 
 def self_update(state: CycleState, *, deps: Services) -> Update:
@@ -1003,34 +1515,62 @@ def safe_mode(state: CycleState, *, deps: Services) -> Update:
 
 
 def goal_mutation(state: CycleState, *, deps: Services) -> Update:
-    """Advance goal status (todo → working → done) for the pursued goal, ethically gated."""
+    """Advance goal status by criteria: done when met, working once progressed; ethically gated.
+
+    A todo/working goal is done when its criteria are met (``GoalRecord.criteria``, or the
+    default derived from the goal): findings on its topic, an artifact, a question answered, a
+    skill acquired — whichever cycle's work met them. The pursued goal moves todo → working
+    when this cycle's action succeeded; its staleness counts the cycles without success.
+    """
     me = _me(state)
-    chosen = state.candidates[state.chosen] if state.chosen >= 0 else None
-    mutated = 0
-    note = "no goal progressed"
-    if state.kind == "action" and chosen is not None:
-        goal = next((g for g in state.goals if g.goal.name == chosen.goal), None)
-        progressed = state.outcome.get("status") == "ok"
-        if goal is not None and goal.goal.status in {"todo", "working"}:
+    chosen = state.candidates[state.chosen] if 0 <= state.chosen < len(state.candidates) else None
+    progressed = state.outcome.get("status") == "ok"
+    by_name = {g.goal.name: g for g in state.goals}
+    moves: list[tuple[YearGoal, GoalStatus]] = []
+    if state.kind == "action":
+        for name, needs in _needs(state, deps).items():
+            if needs.met:
+                moves.append((by_name[name], "done"))
+        if chosen is not None and chosen.goal in by_name:
+            goal = by_name[chosen.goal]
             key = goal.goal.name
-            me.autonomy.goal_progress[key] = me.autonomy.goal_progress.get(key, 0) + int(progressed)
-            me.autonomy.stale[key] = 0 if progressed else me.autonomy.stale.get(key, 0) + 1
-            target: GoalStatus = (
-                "done" if me.autonomy.goal_progress[key] >= GOAL_DONE_AFTER else "working"
+            if goal.goal.status in {"todo", "working"}:
+                me.autonomy.stale[key] = 0 if progressed else me.autonomy.stale.get(key, 0) + 1
+                if (
+                    progressed
+                    and goal.goal.status == "todo"
+                    and key not in {g.goal.name for g, _ in moves}
+                ):
+                    moves.append((goal, "working"))
+    changed = []
+    core = {v.name for v in state.values if v.status == "active"}
+    for goal, target in moves:
+        verdict = mscp.ethical_verdict(
+            mscp.ProposedChange(kind="goal_status", target=goal.goal.name, description=target),
+            core_values=core,
+            exploration_risk_tolerance=me.autonomy.exploration_risk_tolerance,
+        )
+        if verdict.decision == "BLOCKED":
+            continue
+        DataWriter(deps.instance, "action").set_goal_status(goal.year, goal.goal.name, target)
+        changed.append(f"{goal.goal.name!r}: {goal.goal.status} -> {target}")
+        if target == "done":
+            DataWriter(deps.instance, "action").remember(
+                f"I completed the goal {goal.goal.name!r}: its criteria are met",
+                author="goal",
+                situation="action",
+                kind="GoalDone",
+                goal=goal.goal.name,
             )
-            if target != goal.goal.status and progressed:
-                verdict = mscp.ethical_verdict(
-                    mscp.ProposedChange(kind="goal_status", target=key, description=target),
-                    core_values={v.name for v in state.values if v.status == "active"},
-                    exploration_risk_tolerance=me.autonomy.exploration_risk_tolerance,
-                )
-                if verdict.decision != "BLOCKED":
-                    DataWriter(deps.instance, "action").set_goal_status(goal.year, key, target)
-                    mutated = 1
-                    note = f"{key!r}: {goal.goal.status} -> {target}"
+    mutated = int(bool(changed))
     me.autonomy.goal_mutations = [*me.autonomy.goal_mutations, mutated][-32:]
     depth2 = _depth2(state.model_copy(update={"me": me}))
-    update: Update = {"me": me, "depth2": depth2, "goal_completed": note.endswith("-> done")}
+    note = "; ".join(changed) or "no goal progressed"
+    update: Update = {
+        "me": me,
+        "depth2": depth2,
+        "goal_completed": any(c.endswith("-> done") for c in changed),
+    }
     if not mutated:
         return {**update, "skipped": f"{note}; depth 2: {depth2}"}
     return {**update, "note": f"{note}; depth 2: {depth2}"}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graph.autonomy import run, run_cycle, run_reflection
+from graph.autonomy import alternate, run, run_cycle, run_reflection
 from graph.checkpoints import sqlite_saver
 from graph.cycle_builder import CYCLE_STEPS, build_cycle_graph, build_reflect_graph
 from graph.deps import Deps
@@ -262,9 +262,17 @@ def test_psyche_evolves_during_reflection(deps: Deps, tmp_path: Path, instance: 
     assert psyche.self_integration.individuation_level == pytest.approx(0.12)
 
 
-def test_run_alternates_action_and_explore(deps: Deps) -> None:
-    report = run(deps, cycles=4)
+def test_run_alternates_action_and_explore_on_the_fixed_schedule(deps: Deps) -> None:
+    report = run(deps, cycles=4, schedule=alternate)
     assert [c["kind"] for c in report.cycles] == ["action", "explore", "action", "explore"]
+
+
+def test_run_lets_each_cycle_choose_its_kind(deps: Deps) -> None:
+    report = run(deps, cycles=4)
+    assert {c["kind"] for c in report.cycles} == {"action", "explore"}
+    for c in report.cycles:  # the kind follows the urges the cycle recorded
+        urge = c["kind_choice"]
+        assert c["kind"] == ("explore" if urge["explore"] > urge["exploit"] else "action")
 
 
 def test_rollback_restores_the_last_stable_checkpoint_and_keeps_the_rejected_self(

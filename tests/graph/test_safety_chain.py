@@ -289,7 +289,10 @@ def test_e_oscillation_halves_the_mutation_scaling_and_calm_restores_it(
     reduced = next(i for i, r in enumerate(rows) if "stabilize" in r["branches"])
     assert rows[reduced]["mutation_scaling"] == 0.5
     restored = next(i for i, r in enumerate(rows) if i > reduced and r["mutation_scaling"] == 1.0)
-    assert all("stabilize" not in r["branches"] for r in rows[reduced + 1 : restored + 1])
+    # restored only once calm: the last stabilization lies 3 or more calm cycles before it
+    last = max(i for i, r in enumerate(rows[:restored]) if "stabilize" in r["branches"])
+    assert restored - last >= 3
+    assert all("stabilize" not in r["branches"] for r in rows[last + 1 : restored + 1])
 
 
 @pytest.fixture(autouse=True)
