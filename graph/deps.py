@@ -210,6 +210,12 @@ class Deps:
         """Screen untrusted text before it enters state."""
         return ingress.prepare_input(self, text, source=source, autonomous=autonomous)
 
+    def self_notes(self, query: str) -> list[str]:
+        """Return the self-authored notes (norms, notebook, evidence) that apply to ``query``."""
+        from state.self_authored import notes_for
+
+        return notes_for(self.instance.self_authored_dir, query, self.now().date())
+
     def belief_context(self, query: str) -> list[str]:
         """Return current beliefs about the user that bear on ``query``."""
         return signals.belief_context(self, query)
@@ -245,12 +251,6 @@ class Deps:
     ) -> Deps:
         """Build deps for an instance; the model factory defaults to the configured backend."""
         config = load_config(instance.config_file)
-    def self_notes(self, query: str) -> list[str]:
-        """Return the self-authored notes (norms, notebook, evidence) that apply to ``query``."""
-        from state.self_authored import notes_for
-
-        return notes_for(self.instance.self_authored_dir, query, self.now().date())
-
         store = MemoryStore.for_instance(instance, config)
         if model_for is None:
             from graph.llm import band_temperature, make_chat_model

@@ -172,6 +172,9 @@ class Services(Protocol):
     def screen_input(self, text: str, *, source: str, autonomous: bool) -> TurnInput:
         """Screen untrusted text; the raw form never enters state."""
 
+    def self_notes(self, query: str) -> list[str]:
+        """Return the agent's self-authored notes that apply to ``query``."""
+
     def belief_context(self, query: str) -> list[str]:
         """Return current beliefs about the user that bear on ``query``."""
 
@@ -191,6 +194,3 @@ class Services(Protocol):
 
     def restore_self(self, snapshot: SelfSnapshot) -> None:
         """Write a snapshot's values, goals, soul and self back to the instance."""
-    def self_notes(self, query: str) -> list[str]:
-        """Return the agent's self-authored notes that apply to ``query``."""
-
