@@ -47,14 +47,19 @@ def chat(
     deps.model_for("talk")  # fail fast, with one line, when the model cannot load
     try:
         with turn_runner(deps) as compiled:
+            away = _away(deps)
             if once is not None:
                 source = "forwarded" if forwarded else "user"
                 turn_input = prepare_input(
                     deps, once, source=source, vault=deps.scope(thread).vault
                 )
-                _print_turn(deps, run_turn(compiled, turn_input, thread=thread), as_json)
+                if away and not as_json:
+                    typer.echo(away)
+                _print_turn(deps, run_turn(compiled, turn_input, thread=thread), as_json, away=away)
                 return
             typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
+            if away:
+                typer.echo(away)
             while True:
                 try:
                     text = input("you> ")
@@ -173,7 +178,18 @@ def _stream_turn(deps: Any, compiled: Any, turn_input: Any, thread: str) -> None
     _print_turn(deps, state, False)
 
 
-def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
+def _away(deps: Any) -> str | None:
+    """Return what autonomy did since the last chat ("While you were away I …"), said once."""
+    from graph.away import away_report
+
+    try:
+        return away_report(deps)
+    except (LumenError, OSError, ValueError) as exc:
+        warn(f"could not read what happened while you were away: {exc}")
+        return None
+
+
+def _print_turn(deps: Any, state: Any, as_json: bool, *, away: str | None = None) -> None:
     reply = deliver(deps, state.reply)
     for note in state.degraded:
         warn(f"degraded: {note}")
@@ -181,6 +197,7 @@ def _print_turn(deps: Any, state: Any, as_json: bool) -> None:
         after_reply(deps)
         data = turn_json(state, reply)
         data["reflection"] = _reflect(deps, state)
+        data["away"] = away
         emit_json(data)
         return
     typer.echo(reply)

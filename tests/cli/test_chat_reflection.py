@@ -77,3 +77,32 @@ def test_forwarded_text_never_asks_for_reflection(
     assert code == 0, err
     assert json.loads(out)["reflection"]["ran"] is False
     assert _reflections(instance) == 0
+
+
+def test_the_next_chat_says_what_autonomy_did_while_the_user_was_away(
+    instance: Instance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    goals = next(instance.goals_dir.glob("*.json"))
+    goals.write_text(
+        json.dumps(
+            [
+                {"name": "Learn about the hiking trips my user loves", "weight": 0.9},
+                {"name": "Keep my self-model coherent and honest", "weight": 0.8},
+            ]
+        )
+    )
+    deps = Deps.for_instance(instance)
+    for text in (
+        "The user said they love hiking in the Alps every summer.",
+        "The user said they want to plan a hiking trip to Patagonia next year.",
+    ):
+        deps.store.add(text, metadata={"author": "external", "situation": "chat"})
+    deps.store.flush()
+    code = main(["run", "--cycles", "6", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert any(r.get("kind") == "explore" for r in rows)
+    first = chat(capsys, "Hi, I'm back!")
+    assert first["away"] and first["away"].startswith("While you were away I ")
+    assert chat(capsys, "How are you?")["away"] is None  # said once
