@@ -51,6 +51,7 @@ def guard_scan() -> None:
     """Read {text, id?, source?} lines; write {id, action, score, flags} lines (whole pipeline)."""
     from kernel.injection import process
     from state.config import Config, load_config
+    from state.injection_classifier import embed
 
     instance = Instance(default_root())
     config = load_config(instance.config_file) if instance.exists() else Config()
@@ -61,6 +62,7 @@ def guard_scan() -> None:
             sanitize_at=config.guard.sanitize_at,
             block_at=config.guard.block_at,
             rollout=config.guard.rollout,
+            embed=embed,
         )
         typer.echo(
             json.dumps(

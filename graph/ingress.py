@@ -17,6 +17,7 @@ from kernel.injection import Decision, persist_record, process
 from nodes.services import Services
 from state.counters import bump
 from state.files import append_jsonl
+from state.injection_classifier import embed as injection_embed
 from state.self_state import utc_now
 from state.signal_refs import RefIndex
 from state.turn import TurnInput
@@ -62,7 +63,12 @@ def screen(
     """
     guard = deps.config.guard
     decision = process(
-        text, source, sanitize_at=guard.sanitize_at, block_at=guard.block_at, rollout=guard.rollout
+        text,
+        source,
+        sanitize_at=guard.sanitize_at,
+        block_at=guard.block_at,
+        rollout=guard.rollout,
+        embed=injection_embed,
     )
     now = utc_now()
     record = {

@@ -40,10 +40,12 @@ import re
 import secrets
 import unicodedata
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kernel.injection_model import probability, strength, windows
+from kernel.injection_normalise import normalise, obfuscation
 from kernel.injection_patterns import (
     A85_ADOBE_RE,
     A85_TOKEN_RE,
@@ -58,6 +60,7 @@ from kernel.injection_patterns import (
     CODE_CONTEXT_RE,
     COMPACT_FEATURES,
     CONCAT_HINT_RE,
+    DISCUSSION_RE,
     FEATURES,
     HEX_RE,
     HEX_UNIT_RE,
@@ -105,8 +108,17 @@ FLAGS = (
     "memory_poisoning",
     "prompt_leak",
     "persona_hijack",
+    "classifier",
+    "classifier_unavailable",
 )
 """Every flag :func:`detect` can raise, in report order."""
+
+Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
+"""Turns texts into unit MiniLM sentence embeddings (``state.injection_classifier.embed``)."""
+_UNAVAILABLE = 0.32
+"""Strength of ``classifier_unavailable``: the text is sanitised, never passed as clean."""
+_OBFUSCATION_TRICKS = frozenset({"homoglyph", "spaced", "split_word", "leet"})
+"""Tricks :func:`kernel.injection_normalise.normalise` undoes that the rules' own views do not."""
 
 MARKER_OPEN = '<<<EXTERNAL_CONTENT source="{source}" id="{nonce}">>>'
 MARKER_CLOSE = '<<<END_EXTERNAL_CONTENT id="{nonce}">>>'
@@ -1136,14 +1148,41 @@ def _signals(scores: _Scores) -> InjectionSignals:
     return InjectionSignals(score=score, flags=flags)
 
 
-def detect(text: str) -> InjectionSignals:
+def _classifier(view: str, embed: Embed, scores: _Scores) -> None:
+    """Add the classifier's strength for the normalised ``view`` (highest window wins)."""
+    parts = windows(view)
+    if not parts:
+        return
+    try:
+        vectors = embed(parts)
+        best = max(probability(vector) for vector in vectors)
+    except Exception:  # the model failed to load or run: fail closed, never unscored
+        scores.raise_to("classifier_unavailable", _UNAVAILABLE)
+        return
+    scores.add("classifier", strength(best))
+
+
+def detect(text: str, *, embed: Embed | None = None) -> InjectionSignals:
     """Score ``text`` for prompt-injection signals; see the module docstring and :data:`FLAGS`.
 
-    Flags: ``instruction_override``, ``role_spoof``, ``encoding_evasion`` (only when a decoded
-    payload itself scores), ``invisible_chars``, ``marker_spoof``, ``multilingual_override``,
-    ``tool_hijack``, ``exfiltration``, ``memory_poisoning``, ``prompt_leak``, ``persona_hijack``.
+    Flags: ``instruction_override``, ``role_spoof``, ``encoding_evasion`` (a decoded payload, or
+    the text with its spacing, split words, leetspeak or look-alike letters undone, scores where
+    the text as written did not), ``invisible_chars``, ``marker_spoof``,
+    ``multilingual_override``, ``tool_hijack``, ``exfiltration``, ``memory_poisoning``,
+    ``prompt_leak``, ``persona_hijack``, ``classifier`` (the learned model of
+    :mod:`kernel.injection_model`, run when ``embed`` is given, on the normalised text) and
+    ``classifier_unavailable`` (``embed`` raised: the text is at least sanitised).
     """
-    return _signals(_analyze(text, 0, _Budget()))
+    scores = _analyze(text, 0, _Budget())
+    view = normalise(text)
+    if view != text and not _OBFUSCATION_TRICKS.isdisjoint(obfuscation(text)):
+        plain = _analyze(view, 1, _Budget())
+        if plain.score() >= 0.3 and scores.revealed_by(plain):
+            scores.merge(plain)
+            scores.raise_to("encoding_evasion", max(0.75, plain.score()))
+    if embed is not None:
+        _classifier(view, embed, scores)
+    return _signals(scores)
 
 
 # =========================================================================== decide / process
@@ -1175,6 +1214,17 @@ def decide(
     raise ValueError(f"unknown rollout {rollout!r} (expected off, audit or enforce)")
 
 
+def discusses_attacks(text: str) -> bool:
+    """Return whether ``text`` talks *about* attacks (two distinct terms of :data:`DISCUSSION_RE`).
+
+    Security articles, red-team reports and e-mails about prompts quote the very phrases the
+    rules look for. Such a text is sanitised and wrapped when it scores, but not blocked on words
+    alone; a structural trick (forged marker, hidden characters, role token) still blocks.
+    """
+    found = {m.group(0) for m in DISCUSSION_RE.finditer(normalise(text).lower())}
+    return len(found) >= 2
+
+
 def _digest(text: str) -> str:
     """Return the SHA-256 hex digest of ``text`` (UTF-8, lone surrogates passed through)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -1193,12 +1243,13 @@ def process(
     sanitize_at: float = 0.3,
     block_at: float = 0.7,
     rollout: str = "enforce",
+    embed: Embed | None = None,
 ) -> Decision:
     """Run the whole pipeline on one piece of text from ``source``; see :class:`Decision`.
 
-    Trusted input is only scored (for the record) and passes unchanged. Untrusted and derived text
-    is sanitised, scored on both the sanitised and the original text, decided on, and wrapped
-    unless blocked.
+    Trusted input is only scored by the rules (for the record) and passes unchanged. Untrusted and
+    derived text is sanitised, scored on both the sanitised and the original text (the classifier
+    too when ``embed`` is given, once, on the original), decided on, and wrapped unless blocked.
     """
     trust = classify(source)
     digest = _digest(text)
@@ -1212,7 +1263,7 @@ def process(
             structural=sanitize(text).structural,
         )
     clean = sanitize(text)
-    signals = detect(text)
+    signals = detect(text, embed=embed)
     if clean.structural:
         # Folding and format-character removal are already part of detection's normalisation;
         # only a structural rewrite (markers, role tokens, hidden characters) can change the view.
@@ -1224,6 +1275,8 @@ def process(
         block_at=block_at,
         rollout=rollout,
     )
+    if action == "block" and not clean.structural and discusses_attacks(text):
+        action = "sanitize"
     body = clean.text
     if action == "sanitize":  # sanitize really differs from allow: instructions are taken out
         body = neutralise(body, score=detect, threshold=sanitize_at).text

@@ -1599,3 +1599,12 @@ NATO = {
 }  # fmt: skip
 BRAILLE_RE = re.compile("[\u2800-\u283f]")
 NATO_RE = re.compile(r"(?:(?:" + "|".join(NATO) + r")[\s,]+){6,}(?:" + "|".join(NATO) + ")")
+
+DISCUSSION_RE = re.compile(
+    r"prompt[\s-]?injections?|jailbreak\w*|red[\s-]?team\w*|attack\w*|malicious|payloads?"
+    r"|phishing|social engineering|threat model|security|defen[cs]es?|mitigations?"
+    r"|classifiers?|detect\w*|filter\w*|saniti[sz]\w*|example of|owasp|ctf|guardrails?"
+    r"|adversarial|vulnerab\w*"
+)
+"""Vocabulary of text that discusses attacks (articles, reports, training): two distinct terms
+make a text a discussion, which lexical rules may sanitise but not block."""
