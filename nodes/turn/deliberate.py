@@ -471,8 +471,10 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     best = state.candidates[chosen]
     route = "inner_dialogue" if state.mode == "deep" else "done"
     reason = "off-topic" if not eligible else "fallback" if best.origin == "fallback" else ""
+    tool_next = bool(reason) and _tool_will_run(state, deps)
     if (
         reason
+        and not tool_next
         and len(state.candidates) < skai.MAX_INTERNAL_CANDIDATES
         and skai.within_budget(state.mode, state.llm_calls)
         and not any(c.origin == "redraft" for c in state.candidates)
@@ -486,9 +488,22 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
         notes += f"; {len(state.candidates) - len(eligible)} off-topic candidate(s) set aside"
     if route == "redraft":
         notes += f"; best draft is {reason}: re-draft"
+    elif tool_next:  # the re-draft with the tool's result will rewrite it: keep the call for it
+        notes += f"; best draft is {reason}, but a tool will run and its re-draft replaces it"
     elif reason:
         notes += f"; best draft is {reason}, no re-draft left (one per turn, budget)"
     return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
+
+
+def _tool_will_run(state: TurnState, deps: Services) -> bool:
+    """Say whether act's tool_affordance will call a tool for this turn (same decision, early).
+
+    When it will, compose_final re-drafts the reply with the tool's result; a Λ re-draft before
+    it would spend the model call that re-draft needs (talk allows two calls in all).
+    """
+    from nodes.turn.affordance import tool_decision
+
+    return tool_decision(state, deps).get("tool_choice") is not None
 
 
 def inner_dialogue(state: TurnState, *, deps: Services) -> Update:
