@@ -153,10 +153,14 @@ class _PolicyRedirects(urllib.request.HTTPRedirectHandler):
 
 def fetch(url: str, source: SourceConfig, state: FeedState) -> Fetched:
     """GET ``url`` conditionally; raise ``FetchError`` on any failure."""
+    from skills._netpolicy import PinnedHTTPHandler, PinnedHTTPSHandler
+
+    # Pinned connections re-check the address when they connect and connect only to it: a name
+    # that resolves elsewhere between the check and the connection (DNS rebinding) is refused.
     director = urllib.request.OpenerDirector()
     for handler in (
-        urllib.request.HTTPHandler(),
-        urllib.request.HTTPSHandler(),
+        PinnedHTTPHandler(source.allow_hosts),
+        PinnedHTTPSHandler(source.allow_hosts),
         urllib.request.HTTPDefaultErrorHandler(),
         urllib.request.HTTPErrorProcessor(),
         _PolicyRedirects(source.allow_hosts),

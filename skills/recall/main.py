@@ -7,7 +7,8 @@ at most k hits (default 5, at most 50), sorted by score (cosine similarity to th
 
 Searches the instance's memory ledger (``data/memory``) through its vector index
 (``.lumen/chroma``) with ``state.memory.MemoryStore``: the newest memories plus the top-k
-semantic matches. Ledger entries missing from the index (the index is a rebuildable cache) are
+semantic matches; risk-flagged memories (rumours, secret sources) are never returned. Ledger
+entries missing from the index (the index is a rebuildable cache) are
 indexed first. The embedding model is local; nothing goes over the network. The instance is the
 "instance" path or else LUMEN_HOME. Exit 0 on success, 2 on bad input or no instance, 1 on any
 other failure.
@@ -66,7 +67,9 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
         store = memory_store(root / "data" / "memory", index_path=root / ".lumen" / "chroma")
         # No sync_index() here: it reads the whole ledger. Entries written by other processes
         # are indexed when written; the recent-entries half of search covers the rest.
-        found = store.search(query.strip(), k=k)
+        # Risk-flagged and secret-source memories never leave through a tool (§20): the turn's
+        # own recall drops them too. Ask for more so k safe hits can still come back.
+        found = [h for h in store.search(query.strip(), k=min(MAX_K, 2 * k)) if not h.risky]
     hits = [
         {
             "id": hit.id,

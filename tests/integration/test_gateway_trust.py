@@ -48,6 +48,20 @@ def test_risky_and_secret_signals_never_reach_reply_context(
         e for e in deps.store.read().entries if e.meta.get("entity_id", "").endswith(":vault")
     ]
     assert secret and "sensitive" in secret[0].meta["risk_flags"]
+    # nor do they leave through the recall skill (the program the gateway runs)
+    from graph import skills
+    from state.skills import BUILTIN_SKILLS
+
+    deps.store.flush()
+    result = skills.run(
+        BUILTIN_SKILLS / "recall" / "main.py",
+        {"query": "news from gh vault rumormill", "k": 10, "instance": str(instance.root)},
+        timeout=60,
+    )
+    assert result.ok, result.error
+    recalled = " ".join(h["text"] for h in result.output["hits"])
+    assert "author:gh" in recalled
+    assert "rumormill" not in recalled and "author:vault" not in recalled
 
 
 def test_signals_without_source_ref_are_refused_and_none_is_promoted(
