@@ -158,6 +158,7 @@ def screen_output(
         vault_key,
         withheld,
     )
+    from state.injection_classifier import embed as injection_embed
     from state.self_state import utc_now
 
     source = source_label(tool)
@@ -173,6 +174,7 @@ def screen_output(
             sanitize_at=guard.sanitize_at,
             block_at=guard.block_at,
             rollout=guard.rollout,
+            embed=injection_embed,  # the same classifier as every screened path
         )
         summary = persist_record(decision, source, now=utc_now().isoformat())
     if decision.action != "block":
