@@ -537,7 +537,24 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--dialogues", type=int, default=10, help="conversations per split")
     parser.add_argument(
+        "--data",
+        choices=tuple(memory_recall.GENERATORS),
+        default="convo",
+        help="dialogue set: convo (long realistic conversations) or templates (first round)",
+    )
+    parser.add_argument(
         "--rebuild", action="store_true", help="rebuild kept dialogue stores (--keep)"
+    )
+    parser.add_argument(
+        "--text",
+        choices=memory_recall.TEXT_FORMATS,
+        default="prefixed",
+        help="dialogue turns as 'Name: text' (prefixed) or bare text with the speaker in metadata",
+    )
+    parser.add_argument(
+        "--per-conversation",
+        action="store_true",
+        help="one store per conversation instead of one store for the whole split",
     )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     parser.add_argument("-v", "--verbose", action="store_true", help="per-question ranks")
@@ -557,10 +574,12 @@ def main() -> None:
     settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
     report: dict[str, Any] = {"started": datetime.now(UTC).isoformat(), "args": settings}
     if args.part in ("all", "dialogue"):
+        memory_recall.TEXT_FORMAT = args.text
+        memory_recall.PER_CONVERSATION = args.per_conversation
         root = args.keep or Path(tempfile.mkdtemp(prefix="lumen-bench-dialogue-"))
         try:
             report["dialogue"] = memory_recall.run(
-                args.splits.split(","), args.seed, args.dialogues, root, args.rebuild
+                args.splits.split(","), args.seed, args.dialogues, root, args.rebuild, args.data
             )
         finally:
             if not args.keep:

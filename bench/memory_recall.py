@@ -32,7 +32,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_dialogues import Dialogue, generate
+import memory_convo
+import memory_dialogues
+from memory_dialogues import Dialogue
 
 from state.memory import MemoryStore
 
@@ -52,6 +54,20 @@ def pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+TEXT_FORMATS = ("prefixed", "plain")
+"""How a turn is handed to ``add``: ``"Nora: text"`` or the bare text (speaker only in metadata).
+
+Both are how chat transcripts reach a memory store; the baselines index the same text."""
+TEXT_FORMAT = "prefixed"
+PER_CONVERSATION = False
+"""One store per conversation (as a benchmark that resets memory per dialogue) or one for all."""
+
+
+def turn_text(turn: Any) -> str:
+    """Return the text ``add`` gets for a turn under ``TEXT_FORMAT``."""
+    return f"{turn.speaker}: {turn.text}" if TEXT_FORMAT == "prefixed" else str(turn.text)
+
+
 def build(path: Path, dialogues: list[Dialogue]) -> tuple[dict[str, str], float]:
     """Add every turn to a store at ``path``; return (turn id -> memory id, seconds)."""
     ids: dict[str, str] = {}
@@ -61,7 +77,7 @@ def build(path: Path, dialogues: list[Dialogue]) -> tuple[dict[str, str], float]
     for start in range(0, len(turns), BATCH):
         for turn in turns[start : start + BATCH]:
             ids[turn.id] = store.add(
-                f"{turn.speaker}: {turn.text}",
+                turn_text(turn),
                 metadata={
                     "timestamp": turn.when.isoformat(),
                     "speaker": turn.speaker,
@@ -132,16 +148,19 @@ class Row:
     p95: float
 
 
-def evaluate(
+Raw = dict[str, tuple[dict[str, list[tuple[float, ...]]], list[float]]]
+
+
+def measure(
     dialogues: list[Dialogue], ids: dict[str, str], retrievers: dict[str, Retriever]
-) -> dict[str, Row]:
-    """Ask every question of every retriever; return the figures per retriever."""
+) -> Raw:
+    """Ask every question of every retriever; return per-kind shares and latencies."""
     questions = [q for d in dialogues for q in d.questions]
     k = max(KS)
     for retrieve in retrievers.values():  # warm-up: embedder, HNSW, SQLite pages
         for q in questions[:3]:
             retrieve(q.text, k)
-    out = {}
+    out: Raw = {}
     for name, retrieve in retrievers.items():
         got: dict[str, list[tuple[float, ...]]] = {kind: [] for kind in (*KINDS, "all")}
         ms = []
@@ -157,6 +176,24 @@ def evaluate(
             full = float(wanted <= set(top[:10]))
             got[q.kind].append((*shares, full))
             got["all"].append((*shares, full))
+        out[name] = (got, ms)
+    return out
+
+
+def merge(total: Raw, part: Raw) -> Raw:
+    """Add one conversation's raw figures to the split's."""
+    for name, (got, ms) in part.items():
+        acc, acc_ms = total.setdefault(name, ({kind: [] for kind in got}, []))
+        for kind, values in got.items():
+            acc[kind].extend(values)
+        acc_ms.extend(ms)
+    return total
+
+
+def rows(raw: Raw) -> dict[str, Row]:
+    """Summarise raw figures per retriever."""
+    out = {}
+    for name, (got, ms) in raw.items():
         out[name] = Row(
             n={kind: len(v) for kind, v in got.items()},
             recall={
@@ -172,11 +209,18 @@ def evaluate(
     return out
 
 
+def evaluate(
+    dialogues: list[Dialogue], ids: dict[str, str], retrievers: dict[str, Retriever]
+) -> dict[str, Row]:
+    """Ask every question of every retriever; return the figures per retriever."""
+    return rows(measure(dialogues, ids, retrievers))
+
+
 def retrievers_for(
     store: MemoryStore, ids: dict[str, str], dialogues: list[Dialogue]
 ) -> dict[str, Retriever]:
     """The product and the three baselines over the same memories."""
-    texts = {ids[t.id]: f"{t.speaker}: {t.text}" for d in dialogues for t in d.turns}
+    texts = {ids[t.id]: turn_text(t) for d in dialogues for t in d.turns}
     bm25 = StemmedBM25(list(texts), list(texts.values()))
 
     def lumen(query: str, k: int) -> list[str]:
@@ -210,18 +254,37 @@ def print_split(split: str, rows: dict[str, Row], turns: int, index_s: float) ->
             print(f"{name:10s} {kind:9s} {row.n[kind]:4d} {cells} {row.all10[kind]:7.3f} {lat}")
 
 
+GENERATORS = {"convo": memory_convo.generate, "templates": memory_dialogues.generate}
+"""``convo``: long realistic conversations (the default); ``templates``: the first round's set."""
+
+
 def run(
-    splits: Sequence[str], seed: int, dialogues: int, root: Path, rebuild: bool
+    splits: Sequence[str],
+    seed: int,
+    dialogues: int,
+    root: Path,
+    rebuild: bool,
+    data_set: str = "convo",
 ) -> dict[str, Any]:
     """Evaluate each split; print its table and return the figures."""
     report: dict[str, Any] = {}
     for split in splits:
-        data = generate(split, seed, dialogues)
+        data = GENERATORS[data_set](split, seed, dialogues)
         say(f"{split}: building the store")
-        store, ids, index_s = open_store(root, split, seed, data, rebuild)
-        rows = evaluate(data, ids, retrievers_for(store, ids, data))
+        name = f"{data_set}-{split}" + ("-plain" if TEXT_FORMAT == "plain" else "")
+        if PER_CONVERSATION:
+            raw: Raw = {}
+            index_s = 0.0
+            for n, dia in enumerate(data):
+                store, ids, spent = open_store(root, f"{name}-c{n}", seed, [dia], rebuild)
+                index_s += spent
+                merge(raw, measure([dia], ids, retrievers_for(store, ids, [dia])))
+            table = rows(raw)
+        else:
+            store, ids, index_s = open_store(root, name, seed, data, rebuild)
+            table = evaluate(data, ids, retrievers_for(store, ids, data))
         turns = sum(len(d.turns) for d in data)
-        print_split(split, rows, turns, index_s)
+        print_split(split, table, turns, index_s)
         report[split] = {
             "turns": turns,
             "index_ms_per_memory": round(index_s * 1000 / turns, 3),
@@ -236,7 +299,7 @@ def run(
                     "p50_ms": round(row.p50, 2),
                     "p95_ms": round(row.p95, 2),
                 }
-                for name, row in rows.items()
+                for name, row in table.items()
             },
         }
     return report

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -274,14 +275,14 @@ def decayed_weight(weight: float, idle_days: float) -> float:
 
 # Relevance is a weighted sum of the two retrieval channels; the weights were chosen on the dev
 # split of the dialogue benchmark (bench/memory.py --part dialogue, issue 15), see rank_score.
-LEXICAL_WEIGHT = 0.40
-SEMANTIC_WEIGHT = 0.60
+LEXICAL_WEIGHT = 0.35
+SEMANTIC_WEIGHT = 0.65
 # Re-ordering terms: they scale relevance (a factor around 1), so they re-order relevant hits
 # and never lift an irrelevant memory over a relevant one.
 RECENCY_WEIGHT = 0.01  # a tie-break: the turn shows the last exchanges anyway
 IMPORTANCE_WEIGHT = 0.10
 USE_WEIGHT = 0.08
-TIME_MATCH_BONUS = 0.25  # the memory falls in a period the query names ("in May 2023")
+TIME_MATCH_BONUS = 1.0  # the memory falls in a period the query names ("in May 2023")
 RECENCY_HALF_LIFE = timedelta(days=30)
 SUPERSEDED_PENALTY = 0.30  # the slot this memory asserted now holds a newer value
 CONTRADICTION_PENALTY = 0.12  # per contradiction mark against the memory's slot (max 2)
@@ -289,6 +290,10 @@ RESTATED_PENALTY = 0.15  # a newer memory by the same author says nearly the sam
 RISK_PENALTY = 0.10
 RESTATED_SIMILARITY = 0.70
 MIN_FACTOR = 0.05
+SPEAKER_MATCH_BONUS = 0.7  # the memory was said by a person the query names
+LEXICAL_COVERAGE_SHARE = 1.0
+"""How lexical strength mixes query coverage (BM25 over the ceiling of all query terms) with
+the strength relative to the query's best lexical match (1.0: coverage only)."""
 
 
 @dataclass(frozen=True)
@@ -305,6 +310,7 @@ class RankSignals:
     restated: bool = False
     risky: bool = False
     in_period: bool = False  # the memory's time falls in a period the query names
+    speaker_match: bool = False  # said by a person the query names
 
 
 def recency(age: timedelta, half_life: timedelta = RECENCY_HALF_LIFE) -> float:
@@ -330,6 +336,7 @@ def rank_factor(s: RankSignals) -> float:
         + USE_WEIGHT * (clamp(s.weight) - 0.5)
         + RECENCY_WEIGHT * recency(s.age)
         + TIME_MATCH_BONUS * s.in_period
+        + SPEAKER_MATCH_BONUS * s.speaker_match
         - SUPERSEDED_PENALTY * s.superseded
         - CONTRADICTION_PENALTY * min(s.contradictions, 2)
         - RESTATED_PENALTY * s.restated
@@ -369,6 +376,42 @@ def normalise_bm25(scores: Sequence[float], ceiling: float | None = None) -> lis
     if top <= 0 or math.isnan(top):
         return [0.0 for _ in scores]
     return [clamp(s / top) for s in strengths]
+
+
+def lexical_strengths(scores: Sequence[float], ceiling: float | None) -> list[float]:
+    """Return the lexical strengths of a query's matches (FTS5 ``bm25`` values) in [0, 1].
+
+    A mix (``LEXICAL_COVERAGE_SHARE``) of coverage (``normalise_bm25`` against the ceiling) and
+    the strength relative to the query's best match.
+    """
+    relative = normalise_bm25(scores)
+    if LEXICAL_COVERAGE_SHARE <= 0:
+        return relative
+    coverage = normalise_bm25(scores, ceiling)
+    share = clamp(LEXICAL_COVERAGE_SHARE)
+    return [share * c + (1 - share) * r for c, r in zip(coverage, relative, strict=True)]
+
+
+def strip_names(query: str, names: Sequence[str]) -> str:
+    """Return ``query`` without the given (case-folded) names and their possessive ``'s``.
+
+    A question names the person it is about ("What did Nora paint?"); in a store of two
+    people's chat that name is in half the memories, and a sentence embedding of the question
+    then prefers short lines by that person over the line that answers it. The name still
+    counts on the lexical side, where BM25 gives it the low weight of a common word.
+    """
+    if not names:
+        return query
+    wanted = {n.casefold() for n in names}
+
+    def drop(m: re.Match[str]) -> str:
+        word = unicodedata.normalize("NFKD", m.group(1).casefold())
+        word = "".join(ch for ch in word if not unicodedata.combining(ch))
+        return "" if word in wanted else m.group(0)
+
+    stripped = re.sub(r"\b([^\W_]+)(?:['\u2019]s\b)?", drop, query)
+    stripped = re.sub(r"\s+", " ", stripped).strip()
+    return stripped if re.search(r"[^\W_]", stripped) else query
 
 
 def bm25_ceiling(doc_frequencies: Sequence[int], total: int) -> float:

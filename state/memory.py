@@ -26,9 +26,10 @@ chosen on ``bench/memory.py --part dialogue`` (issue 15). ``Hit.score`` is that 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,7 +41,15 @@ from kernel.facts import extract_facts, slot_phrase
 from state.embeddings import MiniLMEmbedder
 from state.journal import MemoryJournal, ReadReport
 from state.records import AUTHORS, Author, MemoryEntry
-from state.tiers import TIERS_FILE, USER_ENTITY, MemoryTiers, SlotOutcome, SlotValue, TierError
+from state.tiers import (
+    TIERS_FILE,
+    USER_ENTITY,
+    MemoryTiers,
+    SlotOutcome,
+    SlotValue,
+    TierError,
+    fold,
+)
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -56,8 +65,12 @@ DEFAULT_RECENT = 5
 VECTOR_POOL = 40  # semantic candidates fetched before re-ranking (at least 3k)
 LEXICAL_POOL = 40  # lexical candidates fetched before re-ranking
 PERIOD_POOL = 20  # lexical candidates from inside a period the query names
+SPEAKER_POOL = 20  # lexical candidates said by a person the query names
+SPEAKER_VECTOR_POOL = 20  # semantic candidates said by a person the query names
 SPEAKER_KEYS = ("speaker", "name", "sender")
 """Metadata keys naming who said a memory; the name joins the lexical text if the text lacks it."""
+STRIP_NAMES = True
+"""Embed the question without the names of known speakers (``kernel.memory.strip_names``)."""
 BELIEF_MATCH = 0.45  # a query this similar to a belief's description recalls its sources
 
 HitSource = Literal["recent", "semantic", "lexical", "belief", "both"]
@@ -279,7 +292,9 @@ class MemoryStore:
         self._restem_once()
         readable = authors or RETRIEVABLE
         periods = mk.query_periods(query, now or datetime.now(UTC))
-        query_vec = self._embed([query])[0]
+        names = frozenset(self.tiers.speakers_in(query))
+        semantic_query = mk.strip_names(query, sorted(names)) if STRIP_NAMES else query
+        query_vec = self._embed([semantic_query])[0]
         pool: dict[str, _Candidate] = {}
         for cand in self._semantic_candidates(query_vec, max(VECTOR_POOL, 3 * k), authors):
             pool[cand.id] = cand
@@ -297,15 +312,21 @@ class MemoryStore:
                     vector=vec,
                     source="both" if known else "recent",
                     weight=entry.weight,
+                    speaker=_speaker(entry),
                 )
-        lexical = self._lexical_candidates(query, pool, readable, periods)
+        if SPEAKER_VECTOR_POOL > 0:  # what the named person said, by meaning (multi-fact)
+            for name in sorted(names):
+                found = self._semantic_candidates(query_vec, SPEAKER_VECTOR_POOL, authors, name)
+                for cand in found:
+                    pool.setdefault(cand.id, cand)
+        lexical = self._lexical_candidates(query, pool, readable, periods, names)
         for cand in lexical.values():
             pool.setdefault(cand.id, cand)
         beliefs = self._belief_matches(query_vec)
         missing = [mid for mid in beliefs if mid not in pool]
         for cand in self._fetch(missing, "belief"):
             pool[cand.id] = cand
-        return self._rank(query_vec, pool, lexical, beliefs, readable, k, periods)
+        return self._rank(query_vec, pool, lexical, beliefs, readable, k, periods, names)
 
     def _restem_once(self) -> None:
         """Give memories mirrored before the stemmed lexical index their terms (once)."""
@@ -316,6 +337,9 @@ class MemoryStore:
         if stale:
             texts = {e.id: _lexical_text(e) for e in self.journal if e.id in stale}
             self.tiers.restem(texts)
+        if not self.tiers.lexical_flag("speakers"):  # stores written before speakers were kept
+            self.tiers.add_speakers(_speaker(e) for e in self.journal if e.author != "kernel")
+            self.tiers.set_lexical_flag("speakers")
 
     def _belief_matches(self, query_vec: Any) -> dict[str, float]:
         """Return memories that support a current belief slot the query is about (§18 R1).
@@ -367,10 +391,13 @@ class MemoryStore:
         return _candidates(got["ids"], got, nested=False, source=source)
 
     def _semantic_candidates(
-        self, query_vec: Any, n: int, authors: tuple[Author, ...] | None
+        self, query_vec: Any, n: int, authors: tuple[Author, ...] | None, speaker: str = ""
     ) -> list[_Candidate]:
         # No count() first: Chroma returns fewer than n_results when it holds fewer.
-        where: Any = {"author": {"$in": list(authors)}} if authors else None
+        clauses: list[Any] = [{"author": {"$in": list(authors)}}] if authors else []
+        if speaker:
+            clauses.append({"speaker": speaker})
+        where: Any = (clauses[0] if len(clauses) == 1 else {"$and": clauses}) if clauses else None
         result = self._open_collection().query(
             query_embeddings=[query_vec.tolist()],
             n_results=n,
@@ -385,6 +412,7 @@ class MemoryStore:
         pool: dict[str, _Candidate],
         readable: tuple[Author, ...],
         periods: list[tuple[datetime, datetime]] = (),  # type: ignore[assignment]
+        names: frozenset[str] = frozenset(),
     ) -> dict[str, _Candidate]:
         """Return the lexical matches with their BM25 strength attached (new ones fetched).
 
@@ -398,10 +426,15 @@ class MemoryStore:
                 query, PERIOD_POOL, since=start.timestamp(), until=end.timestamp()
             ):
                 found.setdefault(mid, bm25)
+        for name in sorted(names) if SPEAKER_POOL > 0 else ():
+            for mid, bm25 in self.tiers.lexical(query, SPEAKER_POOL, require=name):
+                found.setdefault(mid, bm25)
         if not found:
             return {}
         ceiling = self.tiers.lexical_ceiling(query)
-        strengths = dict(zip(found, mk.normalise_bm25(list(found.values()), ceiling), strict=True))
+        strengths = dict(
+            zip(found, mk.lexical_strengths(list(found.values()), ceiling), strict=True)
+        )
         missing = [mid for mid in strengths if mid not in pool]
         fetched = {c.id: c for c in self._fetch(missing, "lexical") if c.author in readable}
         out = {}
@@ -420,6 +453,7 @@ class MemoryStore:
         readable: tuple[Author, ...],
         k: int,
         periods: list[tuple[datetime, datetime]] = (),  # type: ignore[assignment]
+        names: frozenset[str] = frozenset(),
     ) -> list[Hit]:
         import numpy as np
 
@@ -452,6 +486,7 @@ class MemoryStore:
                 restated=cand.id in restated,
                 risky=doc.risky if doc else False,
                 in_period=any(a.timestamp() <= cand.epoch < b.timestamp() for a, b in periods),
+                speaker_match=bool(cand.speaker) and cand.speaker in names,
             )
             hits.append(
                 Hit(
@@ -562,6 +597,7 @@ class MemoryStore:
         collection = self._open_collection()
         vectors = self._embed([e.description for e in entries])
         self.tiers.index_docs([_doc_row(e) for e in entries])
+        self.tiers.add_speakers(_speaker(e) for e in entries)
         with FileLock(str(self.index_path) + ".lock"):
             for start in range(0, len(entries), 1000):
                 chunk = entries[start : start + 1000]
@@ -576,6 +612,7 @@ class MemoryStore:
                             "ts": e.timestamp.isoformat(),
                             "epoch": e.timestamp.timestamp(),
                             "weight": e.weight,
+                            **({"speaker": _speaker(e)} if _speaker(e) else {}),
                         }
                         for e in chunk
                     ],
@@ -637,19 +674,10 @@ class _Candidate:
     source: HitSource
     weight: float = 0.5
     lexical: float = 0.0
+    speaker: str = ""  # folded name of who said it ("" if unknown)
 
     def with_lexical(self, strength: float) -> _Candidate:
-        return _Candidate(
-            self.id,
-            self.text,
-            self.author,
-            self.epoch,
-            self.tainted,
-            self.vector,
-            self.source,
-            self.weight,
-            strength,
-        )
+        return replace(self, lexical=strength)
 
 
 def _candidates(
@@ -679,29 +707,54 @@ def _candidates(
                 vector=np.asarray(vec, dtype=np.float32),
                 source=source,
                 weight=float(meta.get("weight", 0.5)),
+                speaker=str(meta.get("speaker", "")),
             )
         )
     return out
 
 
 def _restated(cands: list[_Candidate], matrix: Any, cosines: Any) -> set[str]:
-    """Return ids of relevant candidates a newer candidate by the same author nearly repeats."""
-    relevant = [i for i, c in enumerate(cosines) if c >= 0.3]
+    """Return ids of relevant candidates a newer candidate by the same speaker nearly repeats.
+
+    Same author and same speaker (when known): in a chat between two people, one person's line
+    is not restated by the other's.
+    """
+    import numpy as np
+
+    relevant = np.flatnonzero(cosines >= 0.3)
     if len(relevant) < 2:
         return set()
     sims = matrix[relevant] @ matrix[relevant].T
-    out = set()
-    for a, i in enumerate(relevant):
-        for b, j in enumerate(relevant):
-            if (
-                a != b
-                and cands[i].author == cands[j].author
-                and cands[j].epoch > cands[i].epoch
-                and sims[a, b] >= mk.RESTATED_SIMILARITY
-            ):
-                out.add(cands[i].id)
-                break
-    return out
+    epochs = np.array([cands[i].epoch for i in relevant])
+    who = [(cands[i].author, cands[i].speaker) for i in relevant]
+    codes = {w: n for n, w in enumerate(dict.fromkeys(who))}
+    groups = np.array([codes[w] for w in who])
+    later = (
+        (sims >= mk.RESTATED_SIMILARITY)
+        & (groups[:, None] == groups[None, :])
+        & (epochs[None, :] > epochs[:, None])
+    )
+    return {cands[relevant[a]].id for a in np.flatnonzero(later.any(axis=1))}
+
+
+def _speaker(entry: MemoryEntry) -> str:
+    """Return the folded name of who said ``entry``, or "".
+
+    From its ``speaker`` (``name``, ``sender``) metadata, else, for what someone told Lumen
+    (``external``), from a ``"Name: "`` prefix of the text (one or two capitalised words), the
+    way chat transcripts are often stored.
+    """
+    for key in SPEAKER_KEYS:
+        name = entry.meta.get(key)
+        if isinstance(name, str) and name.strip():
+            return fold(name).strip()
+    if entry.author != "external":  # "Goal: ..." or "Summary: ..." by Lumen names nobody
+        return ""
+    prefix = _SPEAKER_PREFIX.match(entry.description)
+    return fold(prefix.group(1)) if prefix else ""
+
+
+_SPEAKER_PREFIX = re.compile(r"^([A-Z][^\W\d_]{1,30}(?: [A-Z][^\W\d_]{1,30})?):\s")
 
 
 def _lexical_text(entry: MemoryEntry) -> str:

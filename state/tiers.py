@@ -22,6 +22,7 @@ and ``lumen run`` share the file.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sqlite3
@@ -163,6 +164,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_stem USING fts5(
 CREATE TABLE IF NOT EXISTS lexicon (
     rowid INTEGER PRIMARY KEY
 );
+CREATE TABLE IF NOT EXISTS speakers (
+    name TEXT PRIMARY KEY
+);
+CREATE TABLE IF NOT EXISTS lexical_state (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 _APPEND_ONLY = ("events", "observations", "claims", "tombstones", "rewrites", "fingerprints")
@@ -281,6 +289,11 @@ def _fold(text: str) -> str:
 
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def fold(text: str) -> str:
+    """Case-fold and strip diacritics (as the lexical index does to every word)."""
+    return _fold(text)
 
 
 LEXICAL_MAX_DF = 0.05
@@ -457,6 +470,7 @@ class MemoryTiers:
         max_df: float = LEXICAL_MAX_DF,
         since: float | None = None,
         until: float | None = None,
+        require: str = "",
     ) -> list[tuple[str, float]]:
         """Return ``(id, bm25)`` for the best lexical matches (bm25: lower is better).
 
@@ -465,9 +479,11 @@ class MemoryTiers:
         are terms found in more than ``max_df`` of the documents dropped, to bound the scan:
         their IDF is small, and on the dialogue benchmark dropping common words at small sizes
         lost more recall than it saved time. ``since``/``until`` (epoch seconds, ``[since,
-        until)``) keep only memories from that period.
+        until)``) keep only memories from that period; ``require`` (a word, e.g. a speaker's
+        name) keeps only memories that contain it, ranked by the other terms too.
         """
         terms = list(dict.fromkeys(lexical_terms(query)))[:16]
+        needed = lexical_terms(require)[:1] if require else []
         if not terms or limit <= 0:
             return []
         db = self._db()
@@ -486,6 +502,11 @@ class MemoryTiers:
         if not terms:
             return []
         expr = " OR ".join(f'"{w}"' for w in terms)
+        if needed:
+            others = [w for w in terms if w != needed[0]]
+            if not others:
+                return []
+            expr = f'"{needed[0]}" AND (' + " OR ".join(f'"{w}"' for w in others) + ")"
         if since is not None or until is not None:
             rows = db.execute(
                 "SELECT d.id, bm25(docs_stem) AS score FROM docs_stem JOIN docs d ON d.rowid ="
@@ -513,6 +534,42 @@ class MemoryTiers:
             )
         )
         return mk.bm25_ceiling([int(frequency.get(t, 0)) for t in terms], self._approx_docs())
+
+    def add_speakers(self, names: Iterable[str]) -> None:
+        """Remember who speaks in this store (folded names, from memories' ``speaker`` metadata).
+
+        ``MemoryStore.search`` takes these names out of the text it embeds for a question and
+        uses them to prefer what the named person said.
+        """
+        folded = {_fold(n).strip() for n in names if n and n.strip()}
+        if folded:
+            with self._tx() as db:
+                db.executemany(
+                    "INSERT OR IGNORE INTO speakers(name) VALUES (?)", [(n,) for n in folded]
+                )
+
+    def speakers_in(self, query: str) -> list[str]:
+        """Return the known speakers' names (folded) that ``query`` mentions, capitalised.
+
+        Only capitalised words count: a speaker called "Will" is not found in "will you ...".
+        """
+        found = [_fold(w) for w in re.findall(r"[^\W_]+", query) if w[:1].isupper()]
+        words = list(dict.fromkeys(found + [f"{a} {b}" for a, b in itertools.pairwise(found)]))
+        if not words:
+            return []
+        marks = ",".join("?" * len(words))
+        rows = self._db().execute(f"SELECT name FROM speakers WHERE name IN ({marks})", words)
+        return sorted(str(r[0]) for r in rows)
+
+    def lexical_flag(self, key: str) -> bool:
+        """Say whether a one-time upgrade step of the lexical mirror has run."""
+        row = self._db().execute("SELECT 1 FROM lexical_state WHERE key = ?", (key,)).fetchone()
+        return row is not None
+
+    def set_lexical_flag(self, key: str) -> None:
+        """Record that a one-time upgrade step of the lexical mirror has run."""
+        with self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO lexical_state(key, value) VALUES (?, '1')", (key,))
 
     def add_fingerprint(
         self, entity_id: str, memory_id: str, source_ref: str, fingerprint: int

@@ -70,3 +70,70 @@ def test_old_store_gets_stemmed_terms_on_first_search(tmp_path: Path) -> None:
     reopened = MemoryStore(tmp_path / "mem")
     assert reopened.search("Where has Felix moved?", k=1, recent=0)[0].id == target
     assert [m for m, _ in reopened.tiers.lexical("moved Ghent", 5)] == [target]
+
+
+FILLER = [
+    "Have you seen that new series everyone is talking about? No spoilers please.",
+    "It really was special, I felt like a new person afterwards.",
+    "No way, that sounds incredible. Tell me everything.",
+    "Work has been a lot lately, so many meetings.",
+    "I finally cleaned out the fridge, it was a crime scene.",
+    "The restaurant scene near us is getting so much better.",
+]
+
+
+def test_question_naming_a_speaker_finds_their_news_not_their_chatter(tmp_path: Path) -> None:
+    # Two people chatting, each line stored as "Name: text" with the speaker in metadata. A
+    # question names Ruby: embedded as asked, it is nearest to Ruby's short chit-chat (the name
+    # dominates a short line's embedding); the name must select Ruby's lines, not rank them.
+    store = MemoryStore(tmp_path / "mem")
+    n = 0
+    for _ in range(3):
+        for who in ("Ruby", "Felix"):
+            for text in FILLER:
+                n += 1
+                _add(store, f"{who}: {text}", START + timedelta(hours=n), who)
+    ruby = _add(
+        store,
+        "Ruby: Oh, I have to tell you, last weekend I got promoted to team lead at the design"
+        " agency. My boss finally noticed all the extra hours I've been doing. How has your week"
+        " been?",
+        START + timedelta(hours=n + 1),
+        "Ruby",
+    )
+    felix = _add(
+        store,
+        "Felix: Guess what? I got promoted to head chef at the bistro, my boss finally noticed.",
+        START + timedelta(hours=n + 2),
+        "Felix",
+    )
+    for question in (
+        "What new role did Ruby get at the agency?",
+        "What job change did Ruby mention?",
+    ):
+        assert store.search(question, k=1, recent=0)[0].id == ruby
+    ids = [h.id for h in store.search("What did Felix get promoted to?", k=2, recent=0)]
+    assert ids == [felix, ruby]  # the other person's promotion still comes before chatter
+
+
+def test_speaker_from_a_name_prefix_when_metadata_has_none(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    target = store.add(
+        "Iris: I finally finished the quilt for my sister.",
+        metadata={"timestamp": START.isoformat()},
+    )
+    for n, text in enumerate(CHATTER):
+        store.add(f"Iris: {text}", metadata={"timestamp": (START + timedelta(days=n)).isoformat()})
+    assert store.tiers.speakers_in("What did Iris make?") == ["iris"]
+    assert store.search("What did Iris sew for her sister?", k=1, recent=0)[0].id == target
+
+
+def test_old_store_learns_its_speakers_on_first_search(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    target = _add(store, "I started pottery classes on Tuesdays.", START, "Nora")
+    db = store.tiers._db()
+    db.execute("DELETE FROM speakers")  # as a store written before speakers were kept
+    db.execute("DELETE FROM lexical_state")
+    reopened = MemoryStore(tmp_path / "mem")
+    assert reopened.search("What class did Nora start?", k=1, recent=0)[0].id == target
+    assert reopened.tiers.speakers_in("Nora?") == ["nora"]

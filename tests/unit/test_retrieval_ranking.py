@@ -3,6 +3,8 @@
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from kernel import memory as mk
 from state.tiers import MemoryTiers, lexical_terms
 
@@ -65,3 +67,50 @@ def test_query_periods() -> None:
     assert span[0] < NOW - timedelta(days=14) < span[1]
     assert mk.query_periods("may I ask what you think?", NOW) == []
     assert mk.query_periods("What is Nora's dog called?", NOW) == []
+
+
+def test_strip_names_takes_speakers_out_of_the_embedded_question() -> None:
+    assert mk.strip_names("What did Nora's puppy eat?", ["nora"]) == "What did puppy eat?"
+    assert mk.strip_names("When did Zoë go to Lyon?", ["zoe"]) == "When did go to Lyon?"
+    assert mk.strip_names("Noram and Nora", ["nora"]) == "Noram and"
+    assert mk.strip_names("Nora?", ["nora"]) == "Nora?"  # nothing but the name: keep it
+    assert mk.strip_names("What did Nora say?", []) == "What did Nora say?"
+
+
+def test_speaker_and_period_scale_relevance_but_never_create_it() -> None:
+    plain = mk.RankSignals(cosine=0.5, lexical=0.3)
+    named = mk.RankSignals(cosine=0.5, lexical=0.3, speaker_match=True)
+    dated = mk.RankSignals(cosine=0.5, lexical=0.3, in_period=True)
+    assert mk.rank_score(named) > mk.rank_score(plain)
+    assert mk.rank_score(dated) > mk.rank_score(plain)
+    assert mk.rank_score(mk.RankSignals(cosine=0.0, speaker_match=True, in_period=True)) == 0.0
+
+
+def test_lexical_strengths_mix_coverage_and_best_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mk, "LEXICAL_COVERAGE_SHARE", 1.0)
+    assert mk.lexical_strengths([-2.0, -1.0], 8.0) == [0.25, 0.125]
+    monkeypatch.setattr(mk, "LEXICAL_COVERAGE_SHARE", 0.0)
+    assert mk.lexical_strengths([-2.0, -1.0], 8.0) == [1.0, 0.5]
+    monkeypatch.setattr(mk, "LEXICAL_COVERAGE_SHARE", 0.5)
+    assert mk.lexical_strengths([-2.0, -1.0], 8.0) == [0.625, 0.3125]
+
+
+def test_speakers_and_name_scoped_lexical_search(tmp_path: Path) -> None:
+    tiers = MemoryTiers(tmp_path / "t.sqlite")
+    tiers.add_speakers(["Nora", "Zoë", "Mary Ann", ""])
+    assert tiers.speakers_in("What did Zoe and Nora's friend Mary Ann do?") == [
+        "mary ann",
+        "nora",
+        "zoe",
+    ]
+    assert tiers.speakers_in("nothing here, nora") == []  # names are capitalised
+    when = NOW.timestamp()
+    tiers.index_docs(
+        [
+            ("a", "Nora: I adopted a greyhound", "external", when, False, False, 0.5),
+            ("b", "Felix: I adopted a kitten", "external", when, False, False, 0.5),
+            ("c", "Nora: lovely weather", "external", when, False, False, 0.5),
+        ]
+    )
+    assert [m for m, _ in tiers.lexical("what did Nora adopt", 5, require="Nora")] == ["a"]
+    assert tiers.lexical("Nora", 5, require="Nora") == []  # the name alone matches nothing
