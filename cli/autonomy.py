@@ -43,7 +43,6 @@ def run_command(
     deps.model_for("autonomous")  # fail fast, with one line, when the model cannot load
     progress = None if as_json else (lambda line: typer.echo(line, err=True))
     sources_sleep = _with_source_jobs(deps, progress)  # issue 16: feeds and trends
-    sources_sleep(0.0)
     try:
         report = run(
             deps,
@@ -72,8 +71,8 @@ def _with_source_jobs(
 ) -> Callable[[float], None]:
     """Return a sleep that first runs the due source jobs (feed polls, trend snapshots).
 
-    ``lumen run`` calls it before the first cycle and whenever it waits (``--interval``,
-    cooldowns), so feeds are polled on schedule while the agent idles between cycles.
+    ``graph.autonomy.run`` runs them before every cycle; this sleep runs them too when the run
+    waits (``--interval``, cooldowns), so a long wait does not delay a due poll to its end.
     """
     import time
 

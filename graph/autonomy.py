@@ -94,12 +94,15 @@ def cycle_row(state: CycleState) -> dict[str, Any]:
         "affect": {k: round(v, 4) for k, v in state.me.affect.model_dump().items()},
         "valence": round(mscp.valence(state.me.affect.model_dump()), 4),
         "branches": (["escalation"] if state.escalations else [])
+        + (["acceleration_halving"] if state.unstable_updates else [])
         + cycle_branches([r.step for r in state.trace]),
         "escalations": state.escalations,
         "triggers": state.reflection_triggers,
         "degraded": state.degraded,
         "safe_mode_left": state.me.autonomy.safe_mode_left,
         "mutation_scaling": state.me.stability.mutation_scaling,
+        "stabilization_mode": state.me.stability.stabilization_mode,
+        "identity_delta": state.me.stability.identity_delta,
         "identity_hash": state.me.identity.identity_hash,
         "llm_calls": state.llm_calls,
         "tokens": state.tokens,
@@ -155,6 +158,7 @@ def run(
     (``kernel.autonomy.choose_kind``, in the ``motivation`` step); ``schedule`` (index -> kind)
     imposes a fixed schedule instead (an ablation, e.g. :func:`alternate`).
     ``cycles=None`` runs until interrupted (Ctrl+C ends after the current step's checkpoint).
+    Before each cycle the due scheduled tasks and source jobs (feed polls, trend snapshots) run.
     ``emit`` receives each cycle's row (and each reflection's) as soon as it completes; ``sleep``
     waits out cooldowns and intervals (tests bind one that advances their clock). The run keeps
     the value hash it last saw intact, so a values.json another process changed between cycles
@@ -168,6 +172,7 @@ def run(
         while cycles is None or index < cycles:
             waited = wait_for_cooldown(deps, sleep, progress)
             run_due_tasks(deps, progress)
+            run_source_jobs(deps, progress)
             state = run_cycle(
                 cycle_graph,
                 schedule(index) if schedule else "action",
@@ -243,6 +248,13 @@ def maintain_when_due(
         for line in done.lines():
             progress(f"  {line}")
     return None
+
+
+def run_source_jobs(deps: Deps, progress: Callable[[str], None] | None = None) -> None:
+    """Run the due source jobs (feed polls, trend snapshots) before a cycle; never raises."""
+    from graph.feeds import run_source_jobs as due_source_jobs
+
+    due_source_jobs(deps, progress)
 
 
 def run_due_tasks(deps: Deps, progress: Callable[[str], None] | None = None) -> int:

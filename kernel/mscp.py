@@ -292,6 +292,28 @@ class IdentityStep:
     acceleration: float
     drift: bool
     unstable: bool
+    tested: float = 0.0
+    """The acceleration the invariant tested, before any halving (``a_id(t)`` of Def. 5)."""
+    motion: tuple[float, ...] = ()
+    """The velocity vector the acceleration was measured on (the cycle's motion so far when
+    a :class:`CycleMotion` was given, else this update's applied deltas over ``dt``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CycleMotion:
+    """Where a cycle began and how fast (and which way) the previous cycle moved the identity.
+
+    Heuristic (the spec is silent on Δt and on the velocity's direction): t counts ``lumen
+    run`` cycles (every predict-act-compare pass of one cycle), ``v(t) = (I(t) - I(t-1)) / Δt``
+    is a vector and ``a(t) = ||v(t) - v(t-1)||``. With the spec's caps one update moves the
+    identity by at most ``IDENTITY_STEP_MAX`` (0.128), so the scalar reading (a difference of
+    speeds, per update) could never exceed ``θ_instability = 0.5``; a cycle of same-way updates
+    followed by one of opposite updates (a skill that flips between working and failing, a
+    model whose forecasts swing) can, and that reversal is what the invariant guards against.
+    """
+
+    origin: tuple[float, ...]
+    previous: tuple[float, ...] = ()
 
 
 def _bounded_deltas(dims: Sequence[float], deltas: Sequence[float]) -> tuple[float, ...]:
@@ -312,6 +334,7 @@ def update_identity(
     previous_hash: str,
     previous_velocity: float,
     dt: float = 1.0,
+    cycle: CycleMotion | None = None,
 ) -> IdentityStep:
     """Apply a numeric, delta-clamped update to the identity vector (§8.2, Def. 5-6).
 
@@ -321,6 +344,9 @@ def update_identity(
     delta is halved once (Def. 5's safety invariant) and the step is recomputed. Dimensions
     stay in [0, 1]. Drift fires when the hash changed and ``δ_id > 0.3`` (a single clamped
     step moves at most ~0.128, so drift needs an identity that changed outside this update).
+    With ``cycle`` the kinematics are the cycle's (see :class:`CycleMotion`): velocity is
+    ``||I - origin|| / dt`` after this update and acceleration ``||(I - origin) / dt -
+    previous||``; ``previous_velocity`` is then unused.
     """
     if len(dims) != len(IDENTITY_DIMS):
         raise ValueError(f"identity has {len(IDENTITY_DIMS)} dimensions, got {len(dims)}")
@@ -336,13 +362,31 @@ def update_identity(
     eff = effective_scaling(scaling, stabilization)
     deltas = [clamped_delta(raw.get(dim, 0.0), IDENTITY_CAPS[dim], eff) for dim in IDENTITY_DIMS]
 
+    if cycle is not None:
+        for label, vector in (("origin", cycle.origin), ("previous", cycle.previous)):
+            if vector and len(vector) != len(IDENTITY_DIMS):
+                raise ValueError(f"{label} has {len(vector)} dimensions, not {len(IDENTITY_DIMS)}")
+            for v in vector:
+                _check_finite(label, v)
+
+    def kinematics(applied: Sequence[float]) -> tuple[tuple[float, ...], float, float]:
+        if cycle is None:
+            motion = tuple(d / dt for d in applied)
+            speed = math.hypot(*motion)
+            return motion, speed, speed - previous_velocity
+        origin = cycle.origin or tuple(dims)
+        motion = tuple((x + d - o) / dt for x, d, o in zip(dims, applied, origin, strict=True))
+        before = cycle.previous or (0.0,) * len(IDENTITY_DIMS)
+        change = math.hypot(*(m - p for m, p in zip(motion, before, strict=True)))
+        return motion, math.hypot(*motion), change
+
     applied = _bounded_deltas(dims, deltas)
-    velocity = math.hypot(*applied) / dt
-    unstable = velocity - previous_velocity > INSTABILITY_ACCELERATION
+    tested = kinematics(applied)[2]
+    unstable = tested > INSTABILITY_ACCELERATION
     if unstable:
         applied = _bounded_deltas(dims, [d * STABILIZATION_FACTOR for d in deltas])
     delta = math.hypot(*applied)
-    velocity = delta / dt
+    motion, velocity, acceleration = kinematics(applied)
     new = tuple(clamp(x + d) for x, d in zip(dims, applied, strict=True))
     new_hash = identity_hash(new)
     return IdentityStep(
@@ -352,9 +396,11 @@ def update_identity(
         previous_hash=previous_hash,
         delta=delta,
         velocity=velocity,
-        acceleration=velocity - previous_velocity,
+        acceleration=acceleration,
         drift=drift_detected(previous_hash, new_hash, delta),
         unstable=unstable,
+        tested=tested,
+        motion=motion,
     )
 
 
@@ -368,6 +414,38 @@ def clamp_goal_weight(
 
 
 # --- composite stability C(t) --------------------------------------------------------------------
+
+
+IDENTITY_STEP_MAX = math.sqrt(math.fsum(c * c for c in IDENTITY_CAPS.values()))
+"""The largest δ_id one clamped update makes (every dimension at its cap): ~0.128."""
+VOLATILITY_SCALE = IDENTITY_STEP_MAX / 2
+"""Heuristic: the largest population std of δ_id values in [0, IDENTITY_STEP_MAX]."""
+CONSISTENCY_VARIANCE_MAX = 0.25
+"""Heuristic: the largest population variance of scores in [0, 1]."""
+
+
+def normalised_components(
+    v_id: float, e_belief: float, m_goal: float, v_cons: float
+) -> tuple[float, float, float, float]:
+    """Return Def. 7's four components each in [0, 1], scaled by the bound of its measure.
+
+    Heuristic: Def. 7 asks ``X_i ∈ [0, 1]`` without saying how. The raw std of δ_id can be at
+    most ``IDENTITY_STEP_MAX / 2`` (~0.064) under the caps and the variance of scores in [0, 1]
+    at most 0.25, so raw ``V_id`` and ``V_cons`` could never weigh what their weights say (C
+    stayed below ~0.55 whatever happened); each is divided by its bound. ``E_belief`` and
+    ``M_goal`` are already in [0, 1].
+    """
+    for name, value in (("v_id", v_id), ("v_cons", v_cons)):
+        _check_non_negative(name, value)
+        _check_finite(name, value)
+    _check_unit("e_belief", e_belief)
+    _check_unit("m_goal", m_goal)
+    return (
+        clamp(v_id / VOLATILITY_SCALE),
+        e_belief,
+        m_goal,
+        clamp(v_cons / CONSISTENCY_VARIANCE_MAX),
+    )
 
 
 def composite_stability(v_id: float, e_belief: float, m_goal: float, v_cons: float) -> float:

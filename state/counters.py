@@ -35,6 +35,14 @@ SPEC_COUNTERS = (
     "taint_block_total",
     "temperature_out_of_band_total",
 )
+CYCLE_COUNTERS = (
+    "cycle_escalation_total",
+    "cycle_cooldown_total",
+    "cycle_rollback_total",
+    "cycle_stabilization_total",
+)
+"""The MSCP cycle's safety chain (``lumen run``): meta-escalations, cooldowns (escalation guard
+and forced), rollbacks, entries into stabilization mode. Audit totals, not part of the self."""
 COUNTERS_FILE = "counters.json"
 REBUILT = "counters_rebuilt_total"
 LOCK_TIMEOUT_S = 5.0
@@ -87,7 +95,7 @@ def bump(machine_dir: Path, name: str, amount: int = 1, **labels: str) -> None:
 def read_counters(machine_dir: Path) -> dict[str, int]:
     """Return every counter, with the spec's counters present (0) even before first use."""
     data, _ = _parse(machine_dir / COUNTERS_FILE)
-    merged = dict.fromkeys(SPEC_COUNTERS, 0)
+    merged = dict.fromkeys((*SPEC_COUNTERS, *CYCLE_COUNTERS), 0)
     merged.update(data)
     return merged
 

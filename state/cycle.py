@@ -126,6 +126,8 @@ class CycleState(CycleInput):
     """Tokens already charged to the budget."""
     escalations: int = 0
     """Meta-escalations counted in this cycle (all iterations)."""
+    unstable_updates: int = 0
+    """Identity updates of this cycle halved by the acceleration invariant (Def. 5)."""
     depth2: bool = False
     goal_completed: bool = False
     status: CycleStatus = "running"

@@ -12,7 +12,7 @@ import copy
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kernel.shadow import Shadow
 
@@ -400,8 +400,23 @@ class CognitiveBudget(Strict):
     llm_call_limit: int = Field(default=6, ge=0)
 
 
+def _retire(data: Any, retired: frozenset[str]) -> Any:
+    """Drop keys an older self.json carried that the model no longer has (read, not an error)."""
+    if isinstance(data, dict) and retired & data.keys():
+        return {k: v for k, v in data.items() if k not in retired}
+    return data
+
+
 class StabilityMetrics(Strict):
-    """MSCP §6 stability: C(t) and its components, MSI, identity kinematics, mode flags."""
+    """MSCP §6 stability: C(t) and its components, MSI, identity kinematics, mode flags.
+
+    The four components are the last C(t)'s, each normalised to [0, 1] and moved by at most
+    δ_max per cycle (Theorem 1): convergence_check steps each from its persisted value. ``msi``
+    is the last pass's MSI, which the next pass's escalation guard reads.
+    ``identity_velocity`` is the velocity *vector* of the last completed cycle (``I(t) -
+    I(t-1)`` per dimension; ``kernel.mscp.CycleMotion``); ``identity_acceleration`` the last
+    update's ``||v(t) - v(t-1)||``, which convergence_check reads (above 0.5: stabilize).
+    """
 
     composite: Unit = 0.0
     identity_volatility: Unit = 0.0
@@ -410,11 +425,19 @@ class StabilityMetrics(Strict):
     consistency_volatility: Unit = 0.0
     msi: Unit = 1.0
     identity_delta: float = Field(default=0.0, ge=0.0)
-    identity_velocity: float = Field(default=0.0, ge=0.0)
+    identity_velocity: list[float] = Field(default_factory=list, max_length=5)
     identity_acceleration: float = 0.0
     stabilization_mode: bool = False
     mutation_scaling: Unit = 1.0
-    consecutive_escalations: int = Field(default=0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """Older selves kept a scalar speed and a copy of the escalation run; both are gone."""
+        data = _retire(data, frozenset({"consecutive_escalations"}))
+        if isinstance(data, dict) and not isinstance(data.get("identity_velocity", []), list):
+            data = {**data, "identity_velocity": []}  # a speed without a direction: unknown
+        return data
 
 
 METACOG_OUTCOME_WINDOW = 12
@@ -476,16 +499,21 @@ class Autonomy(Strict):
     explored: list[str] = Field(default_factory=list, max_length=WINDOW)
     last_explore_cycle: int = Field(default=0, ge=0)
     """The last cycle that explored (novelty grows with the cycles since: explore vs exploit)."""
-    escalations: int = Field(default=0, ge=0)
-    rollbacks: int = Field(default=0, ge=0)
-    stabilizations: int = Field(default=0, ge=0)
-    cooldowns: int = Field(default=0, ge=0)
+    goals_seen: dict[str, str] = Field(default_factory=dict)
+    """Each goal's ``status weight`` as the last cycle left them: the next cycle counts the
+    goals changed since (by reflection or any other writer) into ``goal_mutations``."""
     cooldown_until: str = ""
     """ISO time before which ``lumen run`` waits (a forced cooldown, ``[autonomy]`` seconds)."""
     safe_mode_left: int = Field(default=0, ge=0)
     """Stable cycles a safety-only mode still needs (0 = off); budget_reset honours it."""
     calm_cycles: int = Field(default=0, ge=0)
     """Cycles in a row without stabilization or oscillation (mutation scaling recovers)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        """Audit totals an older self kept are now counters (``state.counters``): dropped."""
+        return _retire(data, frozenset({"escalations", "rollbacks", "stabilizations", "cooldowns"}))
 
 
 class Self(Strict):

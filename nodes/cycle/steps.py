@@ -28,6 +28,7 @@ from kernel.affordance import candidates as cue_candidates
 from nodes.cycle import work
 from nodes.services import Services
 from state import away
+from state.counters import bump
 from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
 from state.files import append_jsonl, atomic_write_json, load_goals, load_values
 from state.permissions import DataWriter
@@ -86,6 +87,10 @@ def budget_reset(state: CycleState, *, deps: Services) -> Update:
     # process) fails value_lock_check this cycle instead of silently becoming the new baseline.
     value_hash = state.expected_value_hash or current
     me.autonomy.cycle += 1
+    changed = _goals_changed(me.autonomy.goals_seen, goals)
+    if changed:  # reflection or another writer changed goals since the last cycle: M_goal sees it
+        marks = me.autonomy.goal_mutations or [0]
+        me.autonomy.goal_mutations = [*marks[:-1], marks[-1] + changed][-32:]
     safe = me.autonomy.safe_mode_left > 0  # persisted: a budget reset never lifts safe mode
     fresh = CycleState(
         kind=state.kind,
@@ -116,8 +121,22 @@ def budget_reset(state: CycleState, *, deps: Services) -> Update:
         if safe
         else [],
         "note": f"cycle {me.autonomy.cycle} ({state.kind}); value hash {value_hash}"
-        + (f" (file {current})" if current != value_hash else ""),
+        + (f" (file {current})" if current != value_hash else "")
+        + (f"; {changed} goals changed since the last cycle" if changed else ""),
     }
+
+
+def _goal_marks(goals: list[YearGoal]) -> dict[str, str]:
+    """Each goal's ``status weight``, the mark ``goals_seen`` keeps between cycles."""
+    return {f"{g.year}/{g.goal.name}": f"{g.goal.status} {g.goal.weight:.4f}" for g in goals}
+
+
+def _goals_changed(seen: dict[str, str], goals: list[YearGoal]) -> int:
+    """Count the goals added, removed or changed since ``seen`` (0 without a baseline)."""
+    if not seen:
+        return 0
+    now = _goal_marks(goals)
+    return sum(1 for key in seen.keys() | now.keys() if seen.get(key) != now.get(key))
 
 
 def _metrics(state: CycleState) -> mscp.AffectMetrics:
@@ -141,8 +160,14 @@ def affect_update(state: CycleState, *, deps: Services) -> Update:
 
 
 def _identity_stability(state: CycleState) -> float:
+    """1 - the raw std of the recent δ_id (threats, depth 2): not C's normalised V_id.
+
+    Heuristic: C and the MSI weigh V_id normalised to its bound (``mscp.normalised_components``);
+    as an identity-stability figure that scale made an ordinary run, whose steps vary between
+    half and full size, read as identity erosion, so the threats keep the raw measure.
+    """
     assert state.me is not None
-    return 1.0 - min(1.0, state.me.stability.identity_volatility)
+    return 1.0 - mscp.identity_volatility(state.me.autonomy.identity_deltas)
 
 
 def threat_assessment(state: CycleState, *, deps: Services) -> Update:
@@ -780,7 +805,10 @@ def act(state: CycleState, *, deps: Services) -> Update:
         finding = _record_finding(state, deps, choice, result, outside=outside)
         if finding is not None:
             produced.append(finding)
-    filled = [k for k, v in result.output.items() if v not in (None, "", [], {})]
+    # the gateway's screening record is not content the skill returned
+    filled = [
+        k for k, v in result.output.items() if k != "screened" and v not in (None, "", [], {})
+    ]
     after = before
     if needs is not None:
         fresh = _needs(state, deps).get(choice.goal)
@@ -1218,21 +1246,23 @@ def compare(state: CycleState, *, deps: Services) -> Update:
 
 
 def escalation_guard(state: CycleState, *, deps: Services) -> Update:
-    """Count meta-escalations; block (cool down) after 3 in a row (MSCP step 4)."""
+    """Count meta-escalations; block (cool down) after 3 in a row (MSCP step 4).
+
+    A pass escalates when its ε exceeds 0.5 or the MSI the last convergence check left
+    (persisted, Def. 8) is below 0.5. The run of escalations is the persisted
+    ``autonomy.consecutive_escalations``; escalations and cooldowns are counted in the
+    instance's counters (``cycle_escalation_total``, ``cycle_cooldown_total``).
+    """
     me = _me(state)
     auto = me.autonomy
-    errors = [*auto.prediction_errors, state.prediction_error][-32:]
-    msi = mscp.meta_stability_index(
-        me.stability.identity_volatility, me.stability.goal_mutation, errors
-    )
+    msi = me.stability.msi
     escalated = state.prediction_error > ESCALATION_ERROR or mscp.meta_escalation(msi)
     auto.consecutive_escalations = auto.consecutive_escalations + 1 if escalated else 0
-    auto.escalations += int(escalated)
-    me.stability.msi = round(msi, 6)
-    me.stability.consecutive_escalations = auto.consecutive_escalations
+    if escalated:
+        bump(deps.instance.machine, "cycle_escalation_total")
     guard = "cooldown" if mscp.forced_cooldown(auto.consecutive_escalations) else "safe"
     if guard == "cooldown":  # a real cooldown: lumen run waits until then (MSCP §8.1 step 4)
-        auto.cooldowns += 1
+        bump(deps.instance.machine, "cycle_cooldown_total")
         seconds = deps.config.autonomy.cooldown_seconds
         auto.cooldown_until = (deps.now() + timedelta(seconds=seconds)).isoformat()
         auto.consecutive_escalations = 0  # the cooldown answers this run of escalations
@@ -1247,7 +1277,16 @@ def escalation_guard(state: CycleState, *, deps: Services) -> Update:
 
 
 def convergence_check(state: CycleState, *, deps: Services) -> Update:
-    """Compute C(t) (Lyapunov composite) and decide converging vs stabilize (hysteresis)."""
+    """Compute C(t) and the MSI; decide converging vs stabilize (hysteresis, acceleration).
+
+    Each of C's four components is normalised to [0, 1] (``mscp.normalised_components``) and
+    moves by at most δ_max (0.025 in stabilization) from its persisted value (Theorem 1's
+    clamping rule), so C(t) is bounded-increment. The MSI (Def. 8, from the same V_id and
+    M_goal and the recent ε) is persisted for the next escalation guard. Stabilization mode is
+    entered at C ≥ 0.7 and left below 0.5 (§6.1), and entered too when the last identity update
+    accelerated past θ_instability (Def. 5: the persisted ``identity_acceleration``); the
+    stabilize route also takes oscillation.
+    """
     me = _me(state)
     auto = me.autonomy
     auto.prediction_errors = [*auto.prediction_errors, state.prediction_error][-32:]
@@ -1259,26 +1298,44 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
             "skipped": "budget < 0.2: stability tensor not recomputed (MSCP §9)",
         }
     weights = [b.weight for b in me.self_state.beliefs.statements] or [1.0]
-    v_id = mscp.identity_volatility(auto.identity_deltas)
-    e_belief = mscp.belief_entropy(weights)
-    m_goal = mscp.goal_mutation_rate(auto.goal_mutations, 10)
-    v_cons = mscp.consistency_volatility(auto.prediction_errors[-10:])
-    c_prev = auto.composite_history[-1] if auto.composite_history else me.stability.composite
-    c_new = mscp.composite_stability(v_id, e_belief, m_goal, v_cons)
-    # Theorem 1: C may move by at most δ_max (0.025 in stabilization) per cycle.
-    step = mscp.DELTA_MAX * (0.5 if me.stability.stabilization_mode else 1.0)
-    c_t = max(c_prev - step, min(c_prev + step, c_new)) if auto.composite_history else c_new
+    measured = mscp.normalised_components(
+        mscp.identity_volatility(auto.identity_deltas),
+        mscp.belief_entropy(weights),
+        mscp.goal_mutation_rate(auto.goal_mutations, 10),
+        mscp.consistency_volatility(auto.prediction_errors[-10:]),
+    )
+    stab = me.stability
+    accelerating = stab.identity_acceleration > mscp.INSTABILITY_ACCELERATION
+    was = stab.stabilization_mode
+    c_prev = auto.composite_history[-1] if auto.composite_history else stab.composite
+    if auto.composite_history:  # Theorem 1: each component moves by at most δ_max·s per cycle
+        before = (
+            stab.identity_volatility,
+            stab.belief_entropy,
+            stab.goal_mutation,
+            stab.consistency_volatility,
+        )
+        raw = [m - b for m, b in zip(measured, before, strict=True)]
+        components = mscp.step_components(before, raw, was)
+    else:
+        components = measured
+    v_id, e_belief, m_goal, v_cons = components
+    c_t = mscp.composite_stability(*components)
+    if auto.composite_history:  # and C itself stays within δ_max·s of the last C (Theorem 1)
+        step = mscp.DELTA_MAX * (mscp.STABILIZATION_FACTOR if was else 1.0)
+        c_t = max(c_prev - step, min(c_prev + step, c_t))
+    msi = mscp.meta_stability_index(v_id, m_goal, auto.prediction_errors[-10:])
     history = [*auto.composite_history, c_t][-32:]
-    was = me.stability.stabilization_mode
-    active = mscp.stabilization_next(was, c_t)
+    active = mscp.stabilization_next(was or accelerating, c_t) or accelerating
     oscillating = mscp.detect_oscillation(history)
-    me.stability = me.stability.model_copy(
+    me.stability = stab.model_copy(
         update={
             "composite": c_t,
             "identity_volatility": round(v_id, 6),
             "belief_entropy": round(e_belief, 6),
             "goal_mutation": round(m_goal, 6),
             "consistency_volatility": round(v_cons, 6),
+            "msi": round(msi, 6),
             "stabilization_mode": active,
         }
     )
@@ -1293,12 +1350,18 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
             me.stability.mutation_scaling, unsettled=False, calm_cycles=auto.calm_cycles
         )
     if active and not was:
-        auto.stabilizations += 1
+        bump(deps.instance.machine, "cycle_stabilization_total")
+    why = (
+        f"; acceleration {stab.identity_acceleration:.3f} > {mscp.INSTABILITY_ACCELERATION}"
+        if accelerating
+        else ""
+    )
     return {
         "me": me,
         "composite": c_t,
         "convergence": route,
-        "note": f"C(t)={c_t:.4f} (prev {c_prev:.4f}) stabilization={active} osc={oscillating}",
+        "note": f"C(t)={c_t:.4f} (prev {c_prev:.4f}) MSI={msi:.3f} stabilization={active}"
+        f" osc={oscillating}{why}",
     }
 
 
@@ -1327,13 +1390,15 @@ def self_update(state: CycleState, *, deps: Services) -> Update:
         me.autonomy.consecutive_self_updates = 0
         return {"me": me, "skipped": "nothing observed to learn from"}
     identity = me.identity
+    origin = _cycle_origin(state, identity.dims())
     step = mscp.update_identity(
         identity.dims(),
         state.actual,
         scaling=me.stability.mutation_scaling,
         stabilization=me.stability.stabilization_mode,
         previous_hash=identity.identity_hash,
-        previous_velocity=me.stability.identity_velocity,
+        previous_velocity=0.0,
+        cycle=mscp.CycleMotion(origin, tuple(me.stability.identity_velocity)),
     )
     me.identity = identity.model_copy(
         update={
@@ -1345,8 +1410,8 @@ def self_update(state: CycleState, *, deps: Services) -> Update:
     me.stability = me.stability.model_copy(
         update={
             "identity_delta": round(step.delta, 6),
-            "identity_velocity": round(step.velocity, 6),
-            "identity_acceleration": round(step.acceleration, 6),
+            # a_id(t) as the update would have made it: halved or not, the next check reads it
+            "identity_acceleration": round(step.tested, 6),
         }
     )
     me.autonomy.identity_deltas = [*me.autonomy.identity_deltas, step.delta][-32:]
@@ -1375,11 +1440,23 @@ def self_update(state: CycleState, *, deps: Services) -> Update:
                     },
                 ][-20:]
     drift = " DRIFT" if step.drift else ""
+    halved = (
+        f"; acceleration {step.acceleration:.3f} > {mscp.INSTABILITY_ACCELERATION}: halved"
+        if step.unstable
+        else ""
+    )
     return {
         "me": me,
         "drift": step.drift,
-        "note": f"δ_id={step.delta:.4f} hash {step.identity_hash}{drift}",
+        "unstable_updates": state.unstable_updates + int(step.unstable),
+        "note": f"δ_id={step.delta:.4f} hash {step.identity_hash}{drift}{halved}",
     }
+
+
+def _cycle_origin(state: CycleState, dims: tuple[float, ...]) -> tuple[float, ...]:
+    """The identity this cycle began with (budget_reset's snapshot), I(t-1) of Def. 5."""
+    snap = state.identity_snapshot
+    return tuple(float(snap.get(d, x)) for d, x in zip(IDENTITY_DIMENSIONS, dims, strict=True))
 
 
 def value_lock_check(state: CycleState, *, deps: Services) -> Update:
@@ -1430,8 +1507,7 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
         checkpoint_id, snapshot = stable
         deps.restore_self(snapshot)
         restored = restored_self(me, snapshot)
-        autonomy = me.autonomy.model_copy(update={"rollbacks": me.autonomy.rollbacks + 1})
-        me = restored.model_copy(update={"autonomy": autonomy})
+        me = restored.model_copy(update={"autonomy": me.autonomy})
         source = f"checkpoint {checkpoint_id} (C(t) {snapshot.composite:.3f})"
         target = checkpoint_id
         expected = dict(snapshot.values)
@@ -1440,7 +1516,6 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
             deps.instance.values_file, [v.model_dump(mode="json") for v in state.values_snapshot]
         )
         me.identity = me.identity.model_validate(state.identity_snapshot)
-        me.autonomy.rollbacks += 1
         source = "this cycle's pre-update snapshot (no stable checkpoint yet)"
         target = ""
         pre = [(v.name, v.weight, v.status) for v in state.values_snapshot]
@@ -1448,6 +1523,7 @@ def rollback(state: CycleState, *, deps: Services) -> Update:
         # nothing verifiable was restored, so rollback_check fails and safe mode follows.
         good = mscp.value_lock_hash(pre) == state.value_hash
         expected = {v.name: v.weight for v in state.values_snapshot} if good else {}
+    bump(deps.instance.machine, "cycle_rollback_total")
     append_jsonl(
         deps.instance.metacog_dir / "rollbacks.jsonl",
         {
@@ -1562,7 +1638,7 @@ def goal_mutation(state: CycleState, *, deps: Services) -> Update:
                 kind="GoalDone",
                 goal=goal.goal.name,
             )
-    mutated = int(bool(changed))
+    mutated = len(changed)  # M_goal counts goal changes (§6.1), not passes that changed any
     me.autonomy.goal_mutations = [*me.autonomy.goal_mutations, mutated][-32:]
     depth2 = _depth2(state.model_copy(update={"me": me}))
     note = "; ".join(changed) or "no goal progressed"
@@ -1615,7 +1691,7 @@ def cycle_end(state: CycleState, *, deps: Services) -> Update:
         status = "converged"
     elif mscp.forced_cooldown(me.autonomy.consecutive_escalations):
         status = "forced_cooldown"
-        me.autonomy.cooldowns += 1
+        bump(deps.instance.machine, "cycle_cooldown_total")
     elif state.iteration + 1 < MAX_ITERATIONS and budget > 0.0:
         status = "recurse"
     else:
@@ -1654,6 +1730,14 @@ def cycle_end(state: CycleState, *, deps: Services) -> Update:
         tiers = mscp.degradation(budget)
         if tiers:
             update["degraded"] = [f"budget {budget:.2f} at cycle end: {', '.join(tiers)}"]
+        # v(t) = I(t) - I(t-1) over the whole cycle: the next cycle's acceleration compares to it
+        dims = me.identity.dims()
+        origin = _cycle_origin(state, dims)
+        me.stability.identity_velocity = [
+            round(x - o, 6) for x, o in zip(dims, origin, strict=True)
+        ]
+        goals = [YearGoal(year=y, goal=g) for y, g in load_goals(deps.instance.goals_dir)]
+        me.autonomy.goals_seen = _goal_marks(goals)
         persist_cycle_self(deps, me)
     return {
         **update,

@@ -8,6 +8,7 @@ changed because of it. The clock and the sleep are injected, so cooldowns cost n
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import threading
@@ -21,7 +22,10 @@ import pytest
 from cli.app import main
 from graph.autonomy import run
 from graph.deps import Deps
+from kernel import mscp
+from state.counters import read_counters
 from state.instance import Instance
+from state.self_state import Belief
 from tests.scripted import ScriptedChatModel, cycle_model
 
 BUILTIN = Path(__file__).resolve().parents[2] / "skills"
@@ -112,7 +116,11 @@ def test_a_failing_skill_raises_epsilon_reflects_and_another_skill_is_chosen(
     assert any("prediction_delta" in r["triggers"] for r in rows)
     assert any("prediction_delta" in r["triggers"] for r in reflections)
     assert any({"escalation", "cooldown"} <= set(r["branches"]) for r in rows)
-    assert instance.load_self().psyche.archetypes.sage < sage_before  # that archetype fell
+    # that archetype's record fell to the bar Psyche.evolve reads (< 30% lowers its weight);
+    # calibration now drops the skill after ~9 failed passes, so it ends at the bar, not under
+    sage = instance.load_self().autonomy.archetype_stats["sage"]
+    assert sage[0] / sage[1] <= mscp.ARCHETYPE_FAILURE_RATE + 0.01
+    assert instance.load_self().psyche.archetypes.sage <= sage_before
     assert rows[-1]["skill"] != "beliefs" and rows[-1]["outcome"] == "ok"  # a different skill
     # calibration improves: the forecasts learn the failure, so ε falls while it keeps failing
     assert failing[-1]["epsilon"] < failing[0]["epsilon"]
@@ -223,7 +231,97 @@ def test_c_large_surprises_escalate_into_a_configured_cooldown_the_run_waits_out
     me = instance.load_self()
     assert me.identity.identity_id == before.identity_id
     assert max(me.autonomy.identity_deltas) <= (4 * 0.05**2 + 0.08**2) ** 0.5 + 1e-9
-    assert me.autonomy.cooldowns >= 1
+    assert read_counters(instance.machine)["cycle_cooldown_total"] >= 1
+
+
+def talked_to(instance: Instance) -> None:
+    """A self that has talked with its user: a few beliefs of similar weight (E_belief ~ 1)."""
+    me = instance.load_self()
+    me.self_state.beliefs.statements = [
+        Belief(id=f"b{i}", text=text, weight=weight)
+        for i, (text, weight) in enumerate(
+            [
+                ("My user prefers short answers", 0.6),
+                ("My user drinks tea", 0.5),
+                ("Works late", 0.55),
+            ]
+        )
+    ]
+    instance.save_self(me)
+
+
+def flapping_index(instance: Instance) -> list[Path]:
+    """The memory readers (beliefs, recall, gaps) share an index that will flap."""
+    return [faulty_skill(instance, name, "broken") for name in ("beliefs", "recall", "gaps")]
+
+
+def reweight_goals(instance: Instance, cycle: int) -> None:
+    """Another process rewrites the goals' weights (as a second agent or a script would)."""
+    path = next(instance.goals_dir.glob("*.json"))
+    goals = json.loads(path.read_text())
+    for goal in goals:
+        goal["weight"] = 0.3 + 0.4 * ((cycle + len(goal["name"])) % 2)
+    path.write_text(json.dumps(goals))
+
+
+def test_c_a_burst_of_large_self_updates_halves_stabilizes_escalates_and_cools_down(
+    instance: Instance, clock: FakeTime
+) -> None:
+    """Index flapping (down two cycles, up two) while another process reweights the goals.
+
+    The identity swings one way for a whole cycle and back the next (the acceleration halving),
+    C(t) climbs past 0.7 (stabilization, mutation scaling halved, later updates smaller) and the
+    MSI falls under 0.5 (escalations, then real cooldowns the run waits out).
+    """
+    talked_to(instance)
+    set_config(instance, "cooldown_seconds = 30", "cooldown_seconds = 5")
+    model = cycle_model(success=0.95)
+    deps = Deps.for_instance(instance, model_for=lambda m: model, clock=clock)
+    folders = flapping_index(instance)
+    rows: list[dict[str, Any]] = []
+
+    def emit(row: dict[str, Any]) -> None:
+        if "cycle" not in row:
+            return
+        rows.append(row)
+        if row["cycle"] >= 3:
+            down = (row["cycle"] // 2) % 2 == 0
+            for folder in folders:
+                marker = folder / "BROKEN"
+                if down:
+                    marker.write_text("the index is rebuilding")
+                elif marker.exists():
+                    marker.unlink()
+            reweight_goals(instance, row["cycle"])
+
+    run(deps, cycles=18, emit=emit, sleep=clock.sleep)
+    # clamps: no update ever moved the identity further than the caps allow
+    assert max(r["identity_delta"] for r in rows) <= mscp.IDENTITY_STEP_MAX + 1e-9
+    # acceleration halving: a reversal at speed; the next check stabilizes (scaling halved)
+    burst = next(i for i, r in enumerate(rows) if "acceleration_halving" in r["branches"])
+    after = rows[burst + 1]
+    assert "stabilize" in after["branches"] and after["mutation_scaling"] == 0.5
+    # stabilization: C(t) reaches 0.7 by real updates, bounded by δ_max per cycle (Theorem 1)
+    high = next(i for i, r in enumerate(rows) if r["composite"] >= mscp.STABILIZATION_ON)
+    assert all(
+        abs(b["composite"] - a["composite"]) <= 3 * mscp.DELTA_MAX + 1e-9
+        for a, b in itertools.pairwise(rows)
+    )
+    stable = rows[high:]
+    assert all(r["stabilization_mode"] for r in stable)  # until C < 0.5 (hysteresis)
+    assert "stabilize" in rows[high]["branches"]
+    # ... the later decision: the scaling keeps halving and each update is at most a quarter
+    assert rows[high + 2]["mutation_scaling"] <= 0.25
+    later = [r["identity_delta"] for r in stable[2:] if r["identity_delta"]]
+    assert later and max(later) <= mscp.IDENTITY_STEP_MAX * 0.25 + 1e-9
+    # escalation: MSI < 0.5 escalates every pass; three in a row is a cooldown the run waits out
+    low = [r for r in rows if r["msi"] < mscp.MSI_ESCALATION]
+    assert low and all("escalation" in r["branches"] for r in rows[rows.index(low[0]) + 1 :])
+    cooled = [r for r in rows if "cooldown" in r["branches"]]
+    assert cooled and clock.slept and all(s == pytest.approx(5.0, abs=0.01) for s in clock.slept)
+    counters = read_counters(instance.machine)
+    assert counters["cycle_cooldown_total"] == len(cooled)
+    assert counters["cycle_stabilization_total"] >= 2  # the burst and C >= 0.7
 
 
 # (d) budget spent by real work -> §9 tiers change the cycle ---------------------------------
@@ -276,17 +374,22 @@ def test_d_a_slow_model_spends_the_budget_and_the_tiers_switch_capabilities_off(
 def test_e_oscillation_halves_the_mutation_scaling_and_calm_restores_it(
     deps: Deps, instance: Instance, clock: FakeTime
 ) -> None:
-    folder = faulty_skill(instance, "beliefs", "flaky")
+    """A skill that works one cycle and fails the next swings the identity back and forth."""
+    folder = faulty_skill(instance, "beliefs", "broken")
     rows: list[dict[str, Any]] = []
 
     def emit(row: dict[str, Any]) -> None:
         if "cycle" in row:
             rows.append(row)
-            if row["cycle"] == 2:
-                (folder / "FLAKY").write_text("x")
+            marker = folder / "BROKEN"
+            if row["cycle"] >= 2 and row["cycle"] % 2 == 0:
+                marker.write_text("x")
+            elif marker.exists():
+                marker.unlink()
 
     run(deps, cycles=12, emit=emit, sleep=clock.sleep)
     reduced = next(i for i, r in enumerate(rows) if "stabilize" in r["branches"])
+    assert "acceleration_halving" in rows[reduced - 1]["branches"]  # the swing reversed at speed
     assert rows[reduced]["mutation_scaling"] == 0.5
     restored = next(i for i, r in enumerate(rows) if i > reduced and r["mutation_scaling"] == 1.0)
     # restored only once calm: the last stabilization lies 3 or more calm cycles before it

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from graph.autonomy import alternate, run
+from graph.autonomy import run
 from graph.deps import Deps
 from kernel import mscp
 from nodes.cycle import steps
@@ -104,8 +104,7 @@ def test_frustration_and_error_bias_the_choice_toward_a_calibrated_skill(
             if row["cycle"] == 3:
                 (folder / "BROKEN").write_text("the index this skill reads is gone")
 
-    # the fixed schedule: this scenario is about the affect's term in the skill scores
-    run(deps, cycles=10, emit=emit, sleep=clock.sleep, schedule=alternate)
+    run(deps, cycles=10, emit=emit, sleep=clock.sleep)
     decisions = chosen(deps)
     calm = [d for d in decisions if d["drives"]["caution"] < 0.2]
     wary = [d for d in decisions if d["drives"]["caution"] >= 0.3]

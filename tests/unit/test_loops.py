@@ -4,7 +4,6 @@ import json
 import re
 from functools import cache
 
-import pytest
 from typer.testing import CliRunner
 
 from cli.app import app
@@ -136,10 +135,6 @@ def test_loops_a_key_nobody_reads_is_not_a_decision() -> None:
     assert loops["metacog.habit"].write_only
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 13 item 5 in progress: these persisted fields are still written and never read",
-)
 def test_loops_no_persisted_field_is_write_only() -> None:
     """THE GUARD: every persisted field some step writes is read by some decision."""
     open_fields = write_only(_map().values())
