@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 COLLECTION = "memories"
 VECTOR_CACHE = 512
+CANDIDATE_CACHE = 20_000  # memories kept by id with their vectors (about 1.6 kB each)
 RETRIEVABLE: tuple[Author, ...] = ("self", "goal", "external")
 """Authors retrieval returns; ``kernel`` entries are audit records, not experience."""
 DEFAULT_RECENT = 5
@@ -71,6 +72,7 @@ SPEAKER_KEYS = ("speaker", "name", "sender")
 """Metadata keys naming who said a memory; the name joins the lexical text if the text lacks it."""
 STRIP_NAMES = True
 """Embed the question without the names of known speakers (``kernel.memory.strip_names``)."""
+RESTATED_SCOPE = 40  # candidates (by cosine) checked for being restated by a newer one
 BELIEF_MATCH = 0.45  # a query this similar to a belief's description recalls its sources
 
 HitSource = Literal["recent", "semantic", "lexical", "belief", "both"]
@@ -114,6 +116,7 @@ class MemoryStore:
         self.journal = MemoryJournal(self.path)
         self._collection: Collection | None = None
         self._vectors: dict[str, Any] = {}
+        self._known: OrderedDict[str, _Candidate] = OrderedDict()
         self._pending: list[MemoryEntry] = []
         self._index_lock = threading.Lock()
         self._tiers: MemoryTiers | None = None
@@ -384,11 +387,31 @@ class MemoryStore:
         return np.stack([self._phrases[p] for p in phrases])
 
     def _fetch(self, ids: list[str], source: HitSource) -> list[_Candidate]:
-        """Fetch indexed memories by id, with their vectors."""
+        """Fetch indexed memories by id, with their vectors (from this handle's cache first)."""
         if not ids:
             return []
-        got = self._open_collection().get(ids=ids, include=["documents", "metadatas", "embeddings"])
-        return _candidates(got["ids"], got, nested=False, source=source)
+        cached = [replace(self._known[i], source=source) for i in ids if i in self._known]
+        missing = [i for i in ids if i not in self._known]
+        if not missing:
+            return cached
+        got = self._open_collection().get(
+            ids=missing, include=["documents", "metadatas", "embeddings"]
+        )
+        return cached + self._remember(_candidates(got["ids"], got, nested=False, source=source))
+
+    def _remember(self, cands: list[_Candidate]) -> list[_Candidate]:
+        """Keep the last ``CANDIDATE_CACHE`` memories seen (text, metadata, vector) by id.
+
+        An indexed memory's text, author, time and vector never change; weight, importance and
+        tombstones are read from the tiers at ranking time, so a cached candidate is never stale
+        where it matters. Lexical-only candidates are then ranked without a Chroma ``get``.
+        """
+        for cand in cands:
+            self._known[cand.id] = cand
+            self._known.move_to_end(cand.id)
+        while len(self._known) > CANDIDATE_CACHE:
+            self._known.popitem(last=False)
+        return cands
 
     def _semantic_candidates(
         self, query_vec: Any, n: int, authors: tuple[Author, ...] | None, speaker: str = ""
@@ -404,7 +427,7 @@ class MemoryStore:
             where=where,
             include=["documents", "metadatas", "embeddings"],
         )
-        return _candidates(result["ids"][0], result, nested=True, source="semantic")
+        return self._remember(_candidates(result["ids"][0], result, nested=True, source="semantic"))
 
     def _lexical_candidates(
         self,
@@ -466,7 +489,9 @@ class MemoryStore:
             gone = self.tiers.tombstoned([c.id for c in cands if c.id not in info])
             cands = [c for c in cands if c.id not in gone]
         matrix = np.stack([c.vector for c in cands])
-        cosines = matrix @ query_vec
+        # einsum, not @: these products are small, and a multi-threaded BLAS call costs more in
+        # waking its threads than in arithmetic (tens of ms on a busy machine).
+        cosines = np.einsum("ij,j->i", matrix, query_vec)
         restated = _restated(cands, matrix, cosines)
         # Recency is relative to the newest candidate: what matters is which of the competing
         # memories is later, not how long the store sat unused.
@@ -722,9 +747,12 @@ def _restated(cands: list[_Candidate], matrix: Any, cosines: Any) -> set[str]:
     import numpy as np
 
     relevant = np.flatnonzero(cosines >= 0.3)
+    if len(relevant) > RESTATED_SCOPE:  # the most similar ones; bounds the pairwise product
+        relevant = relevant[np.argsort(-cosines[relevant])[:RESTATED_SCOPE]]
     if len(relevant) < 2:
         return set()
-    sims = matrix[relevant] @ matrix[relevant].T
+    near = matrix[relevant]
+    sims = np.einsum("ik,jk->ij", near, near)  # small: no multi-threaded BLAS (see _rank)
     epochs = np.array([cands[i].epoch for i in relevant])
     who = [(cands[i].author, cands[i].speaker) for i in relevant]
     codes = {w: n for n, w in enumerate(dict.fromkeys(who))}
