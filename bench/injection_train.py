@@ -380,7 +380,7 @@ def main(argv: list[str]) -> int:
     )
     flag_doc = (
         f"A window is flagged from this probability (cross-fitted: {recall:.0%} of injections,"
-        f" {flagged:.0%} of benign texts)."
+        f" {flagged:.0%} of benign)."
     )
     OUT.write_text(
         f'"""{header}"""\n\n'

@@ -14,7 +14,7 @@ bench/injection_heldout2.jsonl and bench/injection_heldout3.jsonl are never read
 """
 
 FLAG_AT = 0.8271
-"""A window is flagged from this probability (cross-fitted: 79% of injections, 8% of benign texts)."""
+"""A window is flagged from this probability (cross-fitted: 79% of injections, 8% of benign)."""
 B2 = -0.33318
 W2: tuple[float, ...] = (
     1.62020,
