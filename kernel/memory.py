@@ -283,6 +283,7 @@ RECENCY_WEIGHT = 0.01  # a tie-break: the turn shows the last exchanges anyway
 IMPORTANCE_WEIGHT = 0.10
 USE_WEIGHT = 0.08
 TIME_MATCH_BONUS = 1.0  # the memory falls in a period the query names ("in May 2023")
+# (0.25 -> 1.0 took dated questions from 0.76 to 0.83 on the dev conversations; still a factor)
 RECENCY_HALF_LIFE = timedelta(days=30)
 SUPERSEDED_PENALTY = 0.30  # the slot this memory asserted now holds a newer value
 CONTRADICTION_PENALTY = 0.12  # per contradiction mark against the memory's slot (max 2)
@@ -290,7 +291,10 @@ RESTATED_PENALTY = 0.15  # a newer memory by the same author says nearly the sam
 RISK_PENALTY = 0.10
 RESTATED_SIMILARITY = 0.70
 MIN_FACTOR = 0.05
-SPEAKER_MATCH_BONUS = 0.7  # the memory was said by a person the query names
+SPEAKER_MATCH_BONUS = 0.7
+"""The memory was said by a person the query names ("What did Nora paint?"): in a chat between
+two people the question is about one of them, and their lines are the likely answer. On the dev
+conversations 0 -> 0.7 took recall@10 from 0.51 to 0.69 (with the name out of the embedding)."""
 LEXICAL_COVERAGE_SHARE = 1.0
 """How lexical strength mixes query coverage (BM25 over the ceiling of all query terms) with
 the strength relative to the query's best lexical match (1.0: coverage only)."""

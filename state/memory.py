@@ -14,12 +14,14 @@ governance trail, tombstones and memory weights.
 
 ``search`` gathers candidates from the top semantic (Chroma) matches, the top lexical matches
 (BM25 over Snowball-stemmed words in SQLite FTS5, speaker names from metadata included), lexical
-matches inside any period the query names, and the N most recent entries; drops soft-deleted
-ones, and ranks the union with ``kernel.memory.rank_score``: relevance (BM25 normalised by how
-much of the query a memory covers, fused with MiniLM cosine) scaled by a factor near 1 from
-importance, the use-strengthened weight, a tiny recency tie-break, the named period, and
-penalties for memories whose claim was superseded, contradicted or restated later. Weights were
-chosen on ``bench/memory.py --part dialogue`` (issue 15). ``Hit.score`` is that rank score.
+matches inside any period the query names, the N most recent entries and, when the query names a
+known speaker, that person's best semantic and lexical matches; drops soft-deleted ones, and
+ranks the union with ``kernel.memory.rank_score``: relevance (BM25 normalised by how much of the
+query a memory covers, fused with the MiniLM cosine of the query without speaker names) scaled by
+a factor from importance, the use-strengthened weight, a tiny recency tie-break, the named
+speaker, the named period, and penalties for memories whose claim was superseded, contradicted or
+restated later by the same speaker. Weights were chosen on the dev split of ``bench/memory.py
+--part dialogue`` (issue 15). ``Hit.score`` is that rank score.
 ``kernel``-authored entries (the audit trail,
 "below consciousness") stay in the ledger but are never indexed or returned by ``search``.
 """
