@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     data = memory_recall.GENERATORS[args.data]("dev", args.seed, args.dialogues)
     memory_recall.TEXT_FORMAT = args.text
-    plain = "-plain" if args.text == "plain" else ""
+    plain = "" if args.text == "prefixed" else f"-{args.text}"
     path = args.keep / f"{args.data}-dev{plain}-{args.seed}-{args.dialogues}"
     ids = json.loads(path.with_suffix(".json").read_text("utf-8"))["ids"]
     text = {ids[t.id]: memory_recall.turn_text(t) for d in data for t in d.turns}

@@ -54,10 +54,10 @@ def pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-TEXT_FORMATS = ("prefixed", "plain")
-"""How a turn is handed to ``add``: ``"Nora: text"`` or the bare text (speaker only in metadata).
-
-Both are how chat transcripts reach a memory store; the baselines index the same text."""
+TEXT_FORMATS = ("prefixed", "plain", "bare")
+"""How a turn is handed to ``add``: ``"Nora: text"``, the text with the speaker only in metadata
+(``plain``), or the text alone with no speaker anywhere (``bare``). All are ways chat transcripts
+reach a memory store; the baselines index the same text."""
 TEXT_FORMAT = "prefixed"
 PER_CONVERSATION = False
 """One store per conversation (as a benchmark that resets memory per dialogue) or one for all."""
@@ -66,6 +66,14 @@ PER_CONVERSATION = False
 def turn_text(turn: Any) -> str:
     """Return the text ``add`` gets for a turn under ``TEXT_FORMAT``."""
     return f"{turn.speaker}: {turn.text}" if TEXT_FORMAT == "prefixed" else str(turn.text)
+
+
+def turn_metadata(turn: Any) -> dict[str, Any]:
+    """Return the metadata ``add`` gets for a turn under ``TEXT_FORMAT``."""
+    meta: dict[str, Any] = {"timestamp": turn.when.isoformat(), "session": turn.session}
+    if TEXT_FORMAT != "bare":
+        meta["speaker"] = turn.speaker
+    return meta
 
 
 def build(path: Path, dialogues: list[Dialogue]) -> tuple[dict[str, str], float]:
@@ -78,11 +86,7 @@ def build(path: Path, dialogues: list[Dialogue]) -> tuple[dict[str, str], float]
         for turn in turns[start : start + BATCH]:
             ids[turn.id] = store.add(
                 turn_text(turn),
-                metadata={
-                    "timestamp": turn.when.isoformat(),
-                    "speaker": turn.speaker,
-                    "session": turn.session,
-                },
+                metadata=turn_metadata(turn),
                 defer_index=True,
             )
         store.flush()
@@ -271,7 +275,7 @@ def run(
     for split in splits:
         data = GENERATORS[data_set](split, seed, dialogues)
         say(f"{split}: building the store")
-        name = f"{data_set}-{split}" + ("-plain" if TEXT_FORMAT == "plain" else "")
+        name = f"{data_set}-{split}" + ("" if TEXT_FORMAT == "prefixed" else f"-{TEXT_FORMAT}")
         if PER_CONVERSATION:
             raw: Raw = {}
             index_s = 0.0
