@@ -137,3 +137,14 @@ def test_old_store_learns_its_speakers_on_first_search(tmp_path: Path) -> None:
     reopened = MemoryStore(tmp_path / "mem")
     assert reopened.search("What class did Nora start?", k=1, recent=0)[0].id == target
     assert reopened.tiers.speakers_in("Nora?") == ["nora"]
+
+
+def test_cached_candidates_never_bring_back_a_forgotten_memory(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "mem")
+    target = _add(store, "Felix: the spare key is under the blue flowerpot.", START, "Felix")
+    for n, text in enumerate(CHATTER):
+        _add(store, f"Felix: {text}", START + timedelta(days=n + 1), "Felix")
+    assert store.search("Where is the spare key?", k=1, recent=0)[0].id == target
+    assert target in store._known  # seen once, now ranked from the cache
+    store.forget(target, "moved the key")
+    assert target not in [h.id for h in store.search("Where is the spare key?", k=5, recent=0)]
