@@ -410,8 +410,10 @@ def _retire(data: Any, retired: frozenset[str]) -> Any:
 class StabilityMetrics(Strict):
     """MSCP §6 stability: C(t) and its components, MSI, identity kinematics, mode flags.
 
-    The four components are the last C(t)'s, each normalised to [0, 1] and moved by at most
-    δ_max per cycle (Theorem 1): convergence_check steps each from its persisted value. ``msi``
+    The four components are the last C(t)'s, each moved by at most δ_max per cycle on its
+    normalised [0, 1] scale (Theorem 1): convergence_check steps each from its persisted value.
+    ``identity_volatility`` (std of δ_id) and ``consistency_volatility`` (variance of ε) are
+    kept on their raw scale, which identity stability (threats, the value lock) reads. ``msi``
     is the last pass's MSI, which the next pass's escalation guard reads.
     ``identity_velocity`` is the velocity *vector* of the last completed cycle (``I(t) -
     I(t-1)`` per dimension; ``kernel.mscp.CycleMotion``); ``identity_acceleration`` the last

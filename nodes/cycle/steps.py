@@ -160,14 +160,15 @@ def affect_update(state: CycleState, *, deps: Services) -> Update:
 
 
 def _identity_stability(state: CycleState) -> float:
-    """1 - the raw std of the recent δ_id (threats, depth 2): not C's normalised V_id.
+    """1 - V_id on its raw scale (the std of δ_id, as persisted): threats, depth 2.
 
     Heuristic: C and the MSI weigh V_id normalised to its bound (``mscp.normalised_components``);
     as an identity-stability figure that scale made an ordinary run, whose steps vary between
-    half and full size, read as identity erosion, so the threats keep the raw measure.
+    half and full size, read as identity erosion, so the threats (and reflection's value lock)
+    keep the raw one.
     """
     assert state.me is not None
-    return 1.0 - mscp.identity_volatility(state.me.autonomy.identity_deltas)
+    return 1.0 - min(1.0, state.me.stability.identity_volatility)
 
 
 def threat_assessment(state: CycleState, *, deps: Services) -> Update:
@@ -1309,7 +1310,7 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
     was = stab.stabilization_mode
     c_prev = auto.composite_history[-1] if auto.composite_history else stab.composite
     if auto.composite_history:  # Theorem 1: each component moves by at most δ_max·s per cycle
-        before = (
+        before = mscp.normalised_components(
             stab.identity_volatility,
             stab.belief_entropy,
             stab.goal_mutation,
@@ -1329,12 +1330,12 @@ def convergence_check(state: CycleState, *, deps: Services) -> Update:
     active = mscp.stabilization_next(was or accelerating, c_t) or accelerating
     oscillating = mscp.detect_oscillation(history)
     me.stability = stab.model_copy(
-        update={
+        update={  # V_id and V_cons persist on their raw scale (std of δ_id, variance of ε)
             "composite": c_t,
-            "identity_volatility": round(v_id, 6),
+            "identity_volatility": round(v_id * mscp.VOLATILITY_SCALE, 6),
             "belief_entropy": round(e_belief, 6),
             "goal_mutation": round(m_goal, 6),
-            "consistency_volatility": round(v_cons, 6),
+            "consistency_volatility": round(v_cons * mscp.CONSISTENCY_VARIANCE_MAX, 6),
             "msi": round(msi, 6),
             "stabilization_mode": active,
         }
