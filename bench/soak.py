@@ -151,6 +151,10 @@ class Writer(threading.Thread):
             n += 1
 
 
+ERRORS: Counter[str] = Counter()
+"""The last stderr line of every step that finished with a non-zero exit (printed at the end)."""
+
+
 def step(home: Path, argv: list[str], kill_after: float | None) -> tuple[str, float, int]:
     """Run one command, SIGKILLing it after ``kill_after`` s; return (outcome, seconds, code)."""
     started = time.monotonic()
@@ -163,11 +167,14 @@ def step(home: Path, argv: list[str], kill_after: float | None) -> tuple[str, fl
         text=True,
     )
     try:
-        process.communicate(timeout=kill_after if kill_after is not None else 600)
+        _, err = process.communicate(timeout=kill_after if kill_after is not None else 600)
     except subprocess.TimeoutExpired:
         process.send_signal(signal.SIGKILL)
         process.communicate()
         return "killed", time.monotonic() - started, -9
+    if process.returncode:
+        lines = [line for line in err.splitlines() if line.strip()]
+        ERRORS[f"{argv[3] if len(argv) > 3 else argv[-1]}: {lines[-1][:160] if lines else '?'}"] += 1
     return "finished", time.monotonic() - started, process.returncode
 
 
@@ -317,6 +324,8 @@ def main() -> int:
     )
     ok = not (bad or failing or lost_turns or lost_signals or duplicates or still_running)
     ok = ok and fits is not None
+    for line, count in ERRORS.most_common(8):  # why finished steps failed (not kills)
+        print(f"  exit 1 x{count}: {line}")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -233,6 +233,7 @@ def seed_periodic_trigger(instance: Instance) -> None:
     me = instance.load_self()
     me.autonomy.cycle = 10
     me.autonomy.last_reflection_cycle = 0
+    me.autonomy.last_explore_cycle = 10  # explored just now: the next cycle acts (and triggers)
     instance.save_self(me)
 
 
