@@ -296,7 +296,7 @@ def fold(text: str) -> str:
     return _fold(text)
 
 
-LEXICAL_MAX_DF = 0.05
+LEXICAL_MAX_DF = 0.02  # above LEXICAL_PRUNE_FROM: p95 of the lexical query at 100k 11 -> 6 ms
 LEXICAL_PRUNE_FROM = 20_000
 
 
