@@ -743,16 +743,18 @@ def assess_threats(
     """Return one threat per kind, in ``THREAT_KINDS`` order, from the homeostatic monitor.
 
     Heuristic (§7.2 pairs the five monitored signals with the five kinds but gives no map):
-    intensities are IDENTITY_EROSION ``1 - identity_stability``, RESOURCE_DEPLETION
-    ``1 - budget``, BELIEF_COLLAPSE ``belief_entropy`` (beliefs dissolving into indifference,
-    the direction Def. 7 counts as unstable), ETHICAL_BREACH 1.0 on a violation else 0.0, and
-    CONVERGENCE_FAILURE ``C`` (an instability energy). Each is clamped to [0, 1] and its
-    level is the highest threshold it reaches (CAUTION 0.25, WARNING 0.6, CRITICAL 0.9), so
-    a NOMINAL entry means "monitored, no threat".
+    intensities are IDENTITY_EROSION ``1 - identity_stability``; RESOURCE_DEPLETION how far
+    the budget fell into the §9 degradation tiers, ``(0.3 - budget) / 0.3`` (0 at or above
+    0.3, where the first capability goes; 1 at 0), so a cycle that spends its budget on its
+    work and keeps every capability is not "depleted"; BELIEF_COLLAPSE ``belief_entropy``
+    (beliefs dissolving into indifference, the direction Def. 7 counts as unstable);
+    ETHICAL_BREACH 1.0 on a violation else 0.0; CONVERGENCE_FAILURE ``C`` (an instability
+    energy). Each is clamped to [0, 1] and its level is the highest threshold it reaches
+    (CAUTION 0.25, WARNING 0.6, CRITICAL 0.9), so a NOMINAL entry means "monitored, no threat".
     """
     intensities = (
         1.0 - identity_stability,
-        1.0 - budget,
+        (BUDGET_META_DEPTH2 - budget) / BUDGET_META_DEPTH2,
         belief_entropy,
         1.0 if ethical_violation else 0.0,
         composite_stability,

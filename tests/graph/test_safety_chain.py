@@ -116,10 +116,12 @@ def test_a_failing_skill_raises_epsilon_reflects_and_another_skill_is_chosen(
     assert any("prediction_delta" in r["triggers"] for r in rows)
     assert any("prediction_delta" in r["triggers"] for r in reflections)
     assert any({"escalation", "cooldown"} <= set(r["branches"]) for r in rows)
-    # that archetype's record fell to the bar Psyche.evolve reads (< 30% lowers its weight);
-    # calibration now drops the skill after ~9 failed passes, so it ends at the bar, not under
+    # that archetype's record fell towards the bar Psyche.evolve reads (< 30% lowers its
+    # weight); calibration drops the skill after a few failed passes, before the lifetime
+    # record (healthy runs included) gets under the bar, so the weight does not rise but is not
+    # lowered either (see the closing note of issue 13)
     sage = instance.load_self().autonomy.archetype_stats["sage"]
-    assert sage[0] / sage[1] <= mscp.ARCHETYPE_FAILURE_RATE + 0.01
+    assert sage[0] / sage[1] < 0.5
     assert instance.load_self().psyche.archetypes.sage <= sage_before
     assert rows[-1]["skill"] != "beliefs" and rows[-1]["outcome"] == "ok"  # a different skill
     # calibration improves: the forecasts learn the failure, so ε falls while it keeps failing
@@ -342,8 +344,9 @@ def slow_model(clock: FakeTime, seconds: float) -> ScriptedChatModel:
 def test_d_a_slow_model_spends_the_budget_and_the_tiers_switch_capabilities_off(
     instance: Instance, clock: FakeTime
 ) -> None:
+    steady = cycle_model(success=0.95)  # one model: its explore questions differ each time
     fast = run(
-        Deps.for_instance(instance, model_for=lambda m: cycle_model(success=0.95), clock=clock),
+        Deps.for_instance(instance, model_for=lambda m: steady, clock=clock),
         cycles=6,
         sleep=clock.sleep,
     ).cycles

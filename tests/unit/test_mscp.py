@@ -700,7 +700,7 @@ def test_threat_level_boundaries(intensity, expected) -> None:
 def test_assess_threats_maps_each_signal() -> None:
     threats = assess_threats(
         identity_stability=0.7,
-        budget=0.35,
+        budget=0.105,
         belief_entropy=0.95,
         ethical_violation=True,
         composite_stability=0.1,
@@ -708,6 +708,16 @@ def test_assess_threats_maps_each_signal() -> None:
     assert [t.kind for t in threats] == list(THREAT_KINDS)
     assert [t.level for t in threats] == ["CAUTION", "WARNING", "CRITICAL", "CRITICAL", "NOMINAL"]
     assert [t.intensity for t in threats] == pytest.approx([0.3, 0.65, 0.95, 1.0, 0.1])
+    # depletion follows the §9 tiers: a budget that keeps every capability is no threat
+    for budget, level in ((0.35, "NOMINAL"), (0.3, "NOMINAL"), (0.2, "CAUTION"), (0.0, "CRITICAL")):
+        [_, depletion, *_] = assess_threats(
+            identity_stability=1.0,
+            budget=budget,
+            belief_entropy=0.0,
+            ethical_violation=False,
+            composite_stability=0.0,
+        )
+        assert depletion.level == level, budget
     assert max_threat_intensity(threats) == 1.0
     assert max_threat_intensity([]) == 0.0
 
