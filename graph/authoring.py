@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from graph.action import skill_env, workspace
 from kernel.shadow import action_description, check_shadow
@@ -31,6 +32,38 @@ from state.skills import BUILTIN_SKILLS, ensure_protocol
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,30}$")
 VALIDATION_TIMEOUT_S = 10.0
 MAX_SOURCE_BYTES = 64_000
+
+
+def preflight(
+    deps: Services,
+    described: tuple[str, dict[str, Any]],
+    checked: tuple[str, dict[str, Any]],
+    *,
+    psyche: Psyche,
+    autonomous: bool,
+) -> ActionResult | None:
+    """Run an own write past the shadow veto, then the security policy (None: it may go ahead).
+
+    ``described`` is what the shadow reads (the action with its content), ``checked`` what
+    the policy reads (the skill it counts as and its input).
+    """
+    verdict = check_shadow(action_description(*described), psyche.shadow)
+    if verdict.veto:
+        return ActionResult(
+            status="vetoed",
+            detail=f"shadow veto '{verdict.veto_pattern}'",
+            veto_pattern=verdict.veto_pattern,
+        )
+    from graph.policy import SecurityPolicy
+
+    decision = SecurityPolicy(deps.instance, deps.config).check_skill(
+        checked[0], checked[1], autonomous=autonomous
+    )
+    if not decision.allowed:
+        return ActionResult(
+            status="refused", detail=f"security policy ({decision.kind}): {decision.reason}"
+        )
+    return None
 
 
 def create_skill(
@@ -49,24 +82,16 @@ def create_skill(
         return ActionResult(status="refused", detail=f"a skill named {name!r} already exists")
     if len(main_py.encode("utf-8")) > MAX_SOURCE_BYTES:
         return ActionResult(status="refused", detail="skill source is too large")
-    verdict = check_shadow(
-        action_description("create_skill", {"name": name, "code": main_py}), psyche.shadow
+    # off by default for autonomy; rate and cost limits apply too
+    stopped = preflight(
+        deps,
+        ("create_skill", {"name": name, "code": main_py}),
+        ("create_skill", {"name": name}),
+        psyche=psyche,
+        autonomous=autonomous,
     )
-    if verdict.veto:
-        return ActionResult(
-            status="vetoed",
-            detail=f"shadow veto '{verdict.veto_pattern}'",
-            veto_pattern=verdict.veto_pattern,
-        )
-    from graph.policy import SecurityPolicy
-
-    decision = SecurityPolicy(deps.instance, deps.config).check_skill(
-        "create_skill", {"name": name}, autonomous=autonomous
-    )
-    if not decision.allowed:  # off by default for autonomy; rate and cost limits apply too
-        return ActionResult(
-            status="refused", detail=f"security policy ({decision.kind}): {decision.reason}"
-        )
+    if stopped is not None:
+        return stopped
     writer = DataWriter(deps.instance, "action")
     writer.check("skills_write", f"skills/{name}")
     with tempfile.TemporaryDirectory(dir=deps.instance.machine) as tmp:

@@ -18,9 +18,9 @@ import re
 from typing import Any
 
 from graph.action import workspace
+from graph.authoring import preflight
 from graph.ingress import screen
 from kernel.injection import sanitize
-from kernel.shadow import action_description, check_shadow
 from nodes.services import ActionResult, Screened, Services
 from state import away
 from state.files import atomic_write_text
@@ -51,24 +51,15 @@ def write_note(deps: Services, name: str, text: str, *, psyche: Psyche) -> Actio
     if not _NAME.match(name):
         return ActionResult(status="refused", detail=f"invalid note name {name!r}")
     relative = f"{NOTES_DIR}/{name}.md"
-    verdict = check_shadow(
-        action_description("note", {"path": relative, "content": text}), psyche.shadow
+    stopped = preflight(
+        deps,
+        ("note", {"path": relative, "content": text}),
+        ("files", {"path": relative}),
+        psyche=psyche,
+        autonomous=True,
     )
-    if verdict.veto:
-        return ActionResult(
-            status="vetoed",
-            detail=f"shadow veto '{verdict.veto_pattern}'",
-            veto_pattern=verdict.veto_pattern,
-        )
-    from graph.policy import SecurityPolicy
-
-    decision = SecurityPolicy(deps.instance, deps.config).check_skill(
-        "files", {"path": relative}, autonomous=True
-    )
-    if not decision.allowed:
-        return ActionResult(
-            status="refused", detail=f"security policy ({decision.kind}): {decision.reason}"
-        )
+    if stopped is not None:
+        return stopped
     path = workspace(deps) / NOTES_DIR / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     created = not path.exists()

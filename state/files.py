@@ -141,6 +141,27 @@ def parse_soul(text: str) -> tuple[str, str]:
     return name, " ".join(ontology_lines)
 
 
+def tail_records(path: Path, lines: int) -> list[dict[str, Any]]:
+    """Return the JSON objects on the last ``lines`` lines of a JSONL log, oldest first.
+
+    A missing file is empty; a line that is not a JSON object (torn, foreign) is skipped, so
+    one bad line never hides the rest of an append-only log.
+    """
+    try:
+        tail = path.read_text(encoding="utf-8").splitlines()[-lines:]
+    except FileNotFoundError:
+        return []
+    found = []
+    for line in tail:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON record as a single locked ``write()`` (never rewrites the file).
 

@@ -8,28 +8,24 @@ rollbacks older than the windows still shape what reflection asks.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from state.files import tail_records
 
 TAIL = 200
 """Only the newest lines of each log are read."""
 
 
 def _since(path: Path, since: datetime) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()[-TAIL:]
-    except FileNotFoundError:
-        return []
     found = []
-    for line in lines:
+    for record in tail_records(path, TAIL):
         try:
-            record = json.loads(line)
             when = datetime.fromisoformat(str(record.get("ts", "")))
-        except (json.JSONDecodeError, ValueError, AttributeError):
-            continue  # a torn or foreign line: the rest still counts
+        except ValueError:
+            continue  # a foreign line: the rest still counts
         if when.tzinfo is not None and when >= since:
             found.append(record)
     return found

@@ -10,12 +10,12 @@ last line must not hide the rest).
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from kernel.text import content_words
+from state.files import tail_records
 
 STORES = ("self_norms", "learning_notebook", "evidence_ledger")
 NORMS_READ = 2
@@ -27,19 +27,7 @@ TAIL_LINES = 200
 
 
 def _entries(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()[-TAIL_LINES:]
-    except FileNotFoundError:
-        return []
-    found = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("text"), str):
-            found.append(record)
-    return found
+    return [r for r in tail_records(path, TAIL_LINES) if isinstance(r.get("text"), str)]
 
 
 def _active(record: dict[str, Any], today: date) -> bool:
