@@ -29,6 +29,7 @@ restated later by the same speaker. Weights were chosen on the dev split of ``be
 from __future__ import annotations
 
 import re
+import shutil
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
@@ -117,6 +118,8 @@ class MemoryStore:
         self.chroma_url = chroma_url or None
         self.journal = MemoryJournal(self.path)
         self._collection: Collection | None = None
+        self.index_broken = ""
+        """Why the vector index could not be read ("" while it can); see ``_index_failed``."""
         self._vectors: dict[str, Any] = {}
         self._known: OrderedDict[str, _Candidate] = OrderedDict()
         self._pending: list[MemoryEntry] = []
@@ -208,11 +211,39 @@ class MemoryStore:
         return len(self._pending)
 
     def flush(self) -> list[MemoryEntry]:
-        """Index the deferred entries in one batch; returns them."""
+        """Index the deferred entries in one batch; returns them.
+
+        When a search found the index unreadable, the index is rebuilt from the ledger first
+        (``repair_index``).
+        """
         batch, self._pending = self._pending, []
+        if self.index_broken:
+            self.repair_index()
+            return batch  # the rebuild indexed the ledger, this batch included
         with self._index_lock:
             self._index(batch)
         return batch
+
+    def repair_index(self) -> int:
+        """Drop the vector index and rebuild it from the ledger; returns the entries indexed."""
+        with self._index_lock:
+            collection = self._open_collection()
+            self._collection = None
+            self._known.clear()
+            client: Any = getattr(collection, "_client", None)
+            try:
+                if client is not None:
+                    client.delete_collection(COLLECTION)
+            except Exception:  # a torn index may not even delete: start afresh
+                if not self.chroma_url and self.index_path.exists():
+                    aside = self.index_path.with_name(f"{self.index_path.name}.broken")
+                    shutil.rmtree(aside, ignore_errors=True)
+                    self.index_path.rename(aside)
+                    from chromadb.api.shared_system_client import SharedSystemClient
+
+                    SharedSystemClient.clear_system_cache()
+            self.index_broken = ""
+        return self.sync_index()
 
     def append(self, entry: MemoryEntry) -> MemoryEntry:
         """Append a prepared entry to the ledger, then index it."""
@@ -396,9 +427,13 @@ class MemoryStore:
         missing = [i for i in ids if i not in self._known]
         if not missing:
             return cached
-        got = self._open_collection().get(
-            ids=missing, include=["documents", "metadatas", "embeddings"]
-        )
+        try:
+            got = self._open_collection().get(
+                ids=missing, include=["documents", "metadatas", "embeddings"]
+            )
+        except Exception as exc:  # see _index_failed
+            self._index_failed(exc)
+            return cached
         return cached + self._remember(_candidates(got["ids"], got, nested=False, source=source))
 
     def _remember(self, cands: list[_Candidate]) -> list[_Candidate]:
@@ -423,13 +458,30 @@ class MemoryStore:
         if speaker:
             clauses.append({"speaker": speaker})
         where: Any = (clauses[0] if len(clauses) == 1 else {"$and": clauses}) if clauses else None
-        result = self._open_collection().query(
-            query_embeddings=[query_vec.tolist()],
-            n_results=n,
-            where=where,
-            include=["documents", "metadatas", "embeddings"],
-        )
+        try:
+            result = self._open_collection().query(
+                query_embeddings=[query_vec.tolist()],
+                n_results=n,
+                where=where,
+                include=["documents", "metadatas", "embeddings"],
+            )
+        except Exception as exc:  # any index failure: degrade, never crash
+            self._index_failed(exc)
+            return []
         return self._remember(_candidates(result["ids"][0], result, nested=True, source="semantic"))
+
+    def _index_failed(self, exc: Exception) -> None:
+        """Note that the vector index cannot be read (e.g. torn by a crash mid-write).
+
+        The ledger is the truth and the index a rebuildable cache: the search goes on with its
+        lexical, recent and belief halves, ``index_broken`` says why (the turn records it in
+        ``degraded``), and the next ``flush`` rebuilds the index from the ledger.
+        """
+        from state.errors import LumenError
+
+        if isinstance(exc, LumenError):  # an unreachable Chroma server: the caller's error
+            raise exc
+        self.index_broken = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
     def _lexical_candidates(
         self,

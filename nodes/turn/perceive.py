@@ -121,6 +121,12 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         recent=deps.config.memory.recent,
         authors=RECALL_AUTHORS,
     )
+    degraded = []
+    if deps.store.index_broken:  # torn by a crash: recall ran on the ledger's lexical side
+        degraded.append(
+            f"memory index unreadable ({deps.store.index_broken[:80]}): recall from the ledger "
+            "only this turn; the index is rebuilt after the reply"
+        )
     # §20: risk-flagged signals are never injected into reply context directly.
     # The prompt already carries the last exchanges as dialogue: notes repeat none of them.
     shown = {state.user_text, *(x.user for x in state.history[-2:])}
@@ -167,6 +173,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "corrections": deps.belief_corrections(),
         "context_memories": memories,
         "contradictions": contradictions,
+        "degraded": degraded,
         **norms,
         "note": f"recalled {len(memories)} memories and {len(beliefs)} beliefs about the user",
     }
