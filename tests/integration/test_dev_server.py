@@ -189,7 +189,10 @@ def test_dev_server_runs_a_turn_and_keeps_thread_history(dev_server: DevServer) 
         thread = client.threads.create()
         thread_id = thread["thread_id"]
 
-        final = client.runs.wait(thread_id, "turn", input={"user_text": "Hello there"})
+        # labelled as the user's own words: unlabelled API input is untrusted and screened
+        final = client.runs.wait(
+            thread_id, "turn", input={"user_text": "Hello there", "source": "user"}
+        )
         assert isinstance(final, dict), final
         assert final.get("user_text") == "Hello there"
         reply = final.get("reply")
