@@ -34,6 +34,7 @@ pytestmark = pytest.mark.model
 PLAN_VALUES: dict[str, object] = {
     "user_text": "Please write a step by step plan to organise my project files",
     "intent": "get_task_done",
+    "learned": "- nothing yet",
 }
 FALLBACK = PlanAnswer(steps=["rule-based step"], confidence=0.5)
 

@@ -27,7 +27,11 @@ from state.instance import Instance
 from tests.scripted import ScriptedChatModel
 
 PLAN = {"steps": ["Sort the files by project.", "Archive the old ones."], "confidence": 0.7}
-PLAN_VALUES: dict[str, object] = {"user_text": "Plan my files", "intent": "get_task_done"}
+PLAN_VALUES: dict[str, object] = {
+    "user_text": "Plan my files",
+    "intent": "get_task_done",
+    "learned": "- nothing yet",
+}
 
 
 class Plan(BaseModel):
