@@ -174,7 +174,8 @@ def step(home: Path, argv: list[str], kill_after: float | None) -> tuple[str, fl
         return "killed", time.monotonic() - started, -9
     if process.returncode:
         lines = [line for line in err.splitlines() if line.strip()]
-        ERRORS[f"{argv[3] if len(argv) > 3 else argv[-1]}: {lines[-1][:160] if lines else '?'}"] += 1
+        command = argv[3] if len(argv) > 3 else argv[-1]
+        ERRORS[f"{command}: {lines[-1][:160] if lines else '?'}"] += 1
     return "finished", time.monotonic() - started, process.returncode
 
 
