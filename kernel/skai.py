@@ -862,6 +862,7 @@ class GateCues:
     stakes_words: int
 
 
+@functools.lru_cache(maxsize=256)
 def gate_cues(text: str) -> GateCues:
     """Count the cue families the mode gate reads (pure, language-light).
 

@@ -70,8 +70,15 @@ def read_json(path: Path) -> Any:
         raise DataFileError(f"{path}: file is missing") from exc
     except OSError as exc:
         raise DataFileError(f"{path}: cannot read ({exc.strerror})") from exc
+    return parse_json(path, text)
+
+
+def parse_json(path: Path, text: str | bytes) -> Any:
+    """Parse JSON read from ``path``, turning a syntax error into ``DataFileError``."""
     try:
         return json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except json.JSONDecodeError as exc:
         raise DataFileError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
 

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from kernel.core import identity_hash
 from state.errors import DataFileError, InstanceNotFoundError, LumenError
-from state.files import atomic_write_text, dump_records, read_json
+from state.files import atomic_write_text, dump_records, parse_json
 from state.records import GoalRecord, ValueRecord
 from state.self_state import IdentityVector, Psyche, Self, SelfState
 
@@ -254,7 +254,7 @@ class Instance:
         kept = _PARSED_SELF.get(self.self_file)
         if kept is not None and kept[0] == data:
             return kept[1].fork()
-        raw = read_json(self.self_file)  # a miss: read again for read_json's error messages
+        raw = parse_json(self.self_file, data)
         try:
             the_self = Self.model_validate(raw)
         except ValidationError as exc:
