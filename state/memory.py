@@ -454,21 +454,26 @@ class MemoryStore:
         self, query_vec: Any, n: int, authors: tuple[Author, ...] | None, speaker: str = ""
     ) -> list[_Candidate]:
         # No count() first: Chroma returns fewer than n_results when it holds fewer.
-        clauses: list[Any] = [{"author": {"$in": list(authors)}}] if authors else []
+        # The index holds no kernel memories (``_index``): a filter naming every retrievable
+        # author selects everything, and Chroma's metadata pre-filter is not free.
+        narrower = authors and not set(RETRIEVABLE) <= set(authors)
+        clauses: list[Any] = [{"author": {"$in": list(authors)}}] if narrower else []
         if speaker:
             clauses.append({"speaker": speaker})
         where: Any = (clauses[0] if len(clauses) == 1 else {"$and": clauses}) if clauses else None
+        # Ids only: text, metadata and vector of a memory never change, and this handle keeps
+        # them for every memory it indexed or fetched (``_remember``), so only memories it has
+        # not seen are fetched. Asking Chroma for documents and embeddings doubled the query.
         try:
             result = self._open_collection().query(
-                query_embeddings=[query_vec.tolist()],
-                n_results=n,
-                where=where,
-                include=["documents", "metadatas", "embeddings"],
+                query_embeddings=[query_vec.tolist()], n_results=n, where=where, include=[]
             )
         except Exception as exc:  # any index failure: degrade, never crash
             self._index_failed(exc)
             return []
-        return self._remember(_candidates(result["ids"][0], result, nested=True, source="semantic"))
+        ids: list[str] = list(result["ids"][0])
+        got = {c.id: c for c in self._fetch(ids, "semantic")}
+        return [got[i] for i in ids if i in got]
 
     def _index_failed(self, exc: Exception) -> None:
         """Note that the vector index cannot be read (e.g. torn by a crash mid-write).
@@ -696,6 +701,24 @@ class MemoryStore:
                         for e in chunk
                     ],
                 )
+        self._remember(
+            [
+                _Candidate(
+                    id=e.id,
+                    text=e.description,
+                    author=e.author,
+                    epoch=e.timestamp.timestamp(),
+                    tainted=e.tainted,
+                    vector=vec.copy(),  # a row of the batch would pin the whole batch
+                    source="semantic",
+                    weight=e.weight,
+                    speaker=_speaker(e),
+                )
+                for e, vec in zip(
+                    entries[-CANDIDATE_CACHE:], vectors[-CANDIDATE_CACHE:], strict=True
+                )
+            ]
+        )
 
     def _open_collection(self) -> Collection:
         if self._collection is None:

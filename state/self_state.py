@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -49,6 +49,12 @@ class Strict(BaseModel):
         return cast(_M, _fork(self))
 
 
+class Record(Strict):
+    """A log entry: written once, never changed (frozen), so a fork shares it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 _LEAVES = frozenset({str, int, float, bool, type(None), datetime})
 
 
@@ -65,11 +71,16 @@ def _fork(value: Any) -> Any:
         return copied
     if kind is list:
         return [item if type(item) in _LEAVES else _fork(item) for item in value]
+    if isinstance(value, Record):
+        return value
     if isinstance(value, BaseModel):
         forked = value.__copy__()  # pydantic's shallow copy: new __dict__, fields set, private
         fields = forked.__dict__
+        shared = getattr(type(value), "_records", ())
         for name, item in fields.items():
-            if type(item) not in _LEAVES:
+            if name in shared:
+                fields[name] = list(item)  # a new list of the same (never changed) records
+            elif type(item) not in _LEAVES:
                 fields[name] = _fork(item)
         if value.__pydantic_private__:
             object.__setattr__(forked, "__pydantic_private__", _fork(value.__pydantic_private__))
@@ -142,7 +153,7 @@ class Belief(Strict):
     last_touched: datetime = Field(default_factory=utc_now)
 
 
-class BeliefRevision(Strict):
+class BeliefRevision(Record):
     """An entry of the belief revision log."""
 
     ts: datetime = Field(default_factory=utc_now)
@@ -189,7 +200,7 @@ class NamedConcepts(Strict):
     index: list[NamedConcept] = Field(default_factory=list)
 
 
-class EpisodicEvent(Strict):
+class EpisodicEvent(Record):
     """One entry of the bounded episodic ring."""
 
     ts: datetime = Field(default_factory=utc_now)
@@ -221,7 +232,7 @@ class ToolStatus(Strict):
     checked_at: datetime = Field(default_factory=utc_now)
 
 
-class ToolUse(Strict):
+class ToolUse(Record):
     """One tool use, why, and a summary of its result."""
 
     ts: datetime = Field(default_factory=utc_now)
@@ -237,7 +248,7 @@ class Tools(Strict):
     use_log: list[ToolUse] = Field(default_factory=list, max_length=TOOL_USE_LOG_SIZE)
 
 
-class Regret(Strict):
+class Regret(Record):
     """A recorded miss (meaning_miss, overanalysis, style_drift, tool_miss...)."""
 
     ts: datetime = Field(default_factory=utc_now)
@@ -455,6 +466,10 @@ class Metacog(Strict):
     fired, so cooldowns survive restarts. ``outcomes`` keeps the lesson window, ``lessons`` the
     recent lessons, ``concepts`` the candidate-name counts, ``policy`` the applied adjustments.
     """
+
+    _records: ClassVar[frozenset[str]] = frozenset({"outcomes", "lessons"})
+    """Lists of records that are appended and trimmed, never changed in place: a fork copies
+    the list and shares the records (steps rebuild these lists, e.g. ``[*lessons, new]``)."""
 
     turn_index: int = Field(default=0, ge=0)
     habit: dict[str, Unit] = Field(

@@ -3,9 +3,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from state.errors import DataFileError, LumenError
 from state.instance import Instance, default_root, init_instance
+from state.self_state import Regret
 
 
 def test_init_creates_the_spec_layout(tmp_path: Path) -> None:
@@ -77,18 +79,27 @@ def test_persisted_psyche_wins_over_the_compartment_file(tmp_path: Path) -> None
 
 
 def test_fork_is_an_equal_independent_copy(tmp_path: Path) -> None:
-    """``fork`` copies every nested model, dict and list: changing the copy leaves the original."""
+    """``fork`` copies every nested model, dict and list: changing the copy leaves the original.
+
+    Log records (frozen ``Record`` models, ``Metacog._records`` lists) are written once: the
+    fork gets its own list and shares the records, which cannot be changed in place.
+    """
     me = init_instance(tmp_path / "inst").load_self()
     me.metacog.concepts["lisbon"] = 3
     me.metacog.outcomes.append({"turn": 1, "signals": {"repair": 0.2}})
+    me.self_state.growth.regret_log = [Regret(kind="tool_miss", note="no tool")]
     copy = me.fork()
     assert copy == me and copy.model_fields_set == me.model_fields_set
     copy.metacog.concepts["lisbon"] = 9
-    copy.metacog.outcomes[0]["signals"]["repair"] = 0.9
+    copy.metacog.outcomes.append({"turn": 2})
+    copy.self_state.growth.regret_log.append(Regret(kind="style_drift", note="long"))
     copy.psyche.shadow.veto_patterns[0].triggers.append("extra")
     assert me.metacog.concepts["lisbon"] == 3
-    assert me.metacog.outcomes[0]["signals"]["repair"] == 0.2
+    assert me.metacog.outcomes == [{"turn": 1, "signals": {"repair": 0.2}}]
+    assert [r.kind for r in me.self_state.growth.regret_log] == ["tool_miss"]
     assert "extra" not in me.psyche.shadow.veto_patterns[0].triggers
+    with pytest.raises(ValidationError):  # a shared record cannot be changed through the copy
+        copy.self_state.growth.regret_log[0].kind = "meaning_miss"
 
 
 def test_load_self_sees_every_change_to_the_file(tmp_path: Path) -> None:
