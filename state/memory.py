@@ -456,8 +456,9 @@ class MemoryStore:
         # No count() first: Chroma returns fewer than n_results when it holds fewer.
         # The index holds no kernel memories (``_index``): a filter naming every retrievable
         # author selects everything, and Chroma's metadata pre-filter is not free.
-        narrower = authors and not set(RETRIEVABLE) <= set(authors)
-        clauses: list[Any] = [{"author": {"$in": list(authors)}}] if narrower else []
+        clauses: list[Any] = []
+        if authors and not set(RETRIEVABLE) <= set(authors):
+            clauses.append({"author": {"$in": list(authors)}})
         if speaker:
             clauses.append({"speaker": speaker})
         where: Any = (clauses[0] if len(clauses) == 1 else {"$and": clauses}) if clauses else None
