@@ -4,9 +4,10 @@ Four deterministic audits (no model) read the memory ledger, the self snapshots 
 checkpoints and the present files:
 
 * **calibration** — is the prediction error ε shrinking? (least-squares slope, half means);
-* **value drift** — every change of a value, goal weight/status or soul.md between two
-  consecutive selves must be explained by a ``self`` memory written in that window that names it
-  (a goal's status may also be explained by a ``goal`` memory: the action loop moves statuses);
+* **value drift** — every change of a value, goal weight/status, archetype weight or soul.md
+  between two consecutive selves must be explained by a ``self`` memory written in that window
+  that names it (a goal's status may also be explained by a ``goal`` memory: the action loop
+  moves statuses);
 * **self-model consistency** — soul.md's claims against what the self and the ledger show;
 * **goal hygiene** — stale goals, completed goals without follow-up, perpetual goals never pursued.
 
@@ -198,7 +199,7 @@ def _same_self(a: SelfSnapshot, b: SelfSnapshot) -> bool:
 
 
 def drifts_between(a: Point, b: Point) -> list[Drift]:
-    """Return the value, goal and soul changes from ``a`` to ``b`` (unexplained for now)."""
+    """Return the value, goal, archetype and soul changes from ``a`` to ``b`` (unexplained yet)."""
     diff = diff_snapshots(a.snapshot, b.snapshot)
     window = (a.at, b.at)
 
@@ -209,6 +210,7 @@ def drifts_between(a: Point, b: Point) -> list[Drift]:
     found += [drift("value_status", n, s[0], s[1]) for n, s in diff.value_status.items()]
     found += [drift("goal", _goal_name(c.name), c.before, c.after) for c in diff.goals]
     found += [drift("goal_status", _goal_name(n), s[0], s[1]) for n, s in diff.goal_status.items()]
+    found += [drift("archetype", c.name, c.before, c.after) for c in diff.archetypes]
     if diff.soul_changed:
         found.append(drift("soul", "soul.md", "…", "…"))
     return found

@@ -216,6 +216,7 @@ ARCHETYPE_FAILURE_RATE = 0.3  # 000: flagged ineffective is a < 30% rate
 ARCHETYPE_MIN_USES = 2  # 000: "2+ uses"
 ARCHETYPE_MIN = 0.1  # 000: weights clamped to [0.1, 0.95]
 ARCHETYPE_MAX = 0.95
+SURPRISE_MIN_FAILURES = 2  # heuristic, like 000's "2+ uses": one surprising failure is noise
 INDIVIDUATION_RATE = 0.01  # 000: growth = 0.01 * min(shadow_encounters, 5)
 INDIVIDUATION_MAX_ENCOUNTERS = 5
 
@@ -1318,6 +1319,39 @@ def evolve_archetypes(
                 weight -= ARCHETYPE_STEP
         out[name] = clamp(weight, ARCHETYPE_MIN, ARCHETYPE_MAX)
     return out
+
+
+def surprised_archetypes(outcomes: Sequence[tuple[str, str, bool]]) -> dict[str, int]:
+    """Return the archetypes a ``prediction_delta`` reflection lowers, with their surprises.
+
+    ``outcomes`` are ``(archetype, outcome kind, surprising)`` in the order they happened (one
+    per acting pass since the last reflection); a pass is surprising when its ε exceeded the
+    prediction_delta threshold. An archetype is returned, with its count of surprising own
+    failures, when it has at least :data:`SURPRISE_MIN_FAILURES` of them and no success after
+    the last one (it is still failing; one that recovered is spared). Refusals and vetoes are
+    not the archetype's failures and failures the forecast expected are not surprises, so an
+    archetype whose skills did what was forecast is never returned.
+
+    Heuristic (000 is silent): ``Psyche.evolve`` reads the lifetime success rate, which a run of
+    healthy uses keeps above the 30% bar long after a skill starts failing; the surprise is
+    the sharper, recent evidence. The caller lowers each returned archetype by
+    :data:`ARCHETYPE_STEP` within [0.1, 0.95], at most one step per reflection.
+    """
+    surprises: dict[str, int] = {}
+    still_failing: dict[str, bool] = {}
+    for archetype, kind, surprising in outcomes:
+        if not archetype:
+            continue
+        if kind == OUTCOME_SUCCESS:
+            still_failing[archetype] = False
+        elif kind == OUTCOME_OWN_FAILURE and surprising:
+            surprises[archetype] = surprises.get(archetype, 0) + 1
+            still_failing[archetype] = True
+    return {
+        name: count
+        for name, count in surprises.items()
+        if count >= SURPRISE_MIN_FAILURES and still_failing[name]
+    }
 
 
 def grow_individuation(level: float, shadow_encounters: int) -> float:

@@ -1,9 +1,11 @@
 """The turn loop's and cycle's append-only learning logs under ``data/metacog/``, read back.
 
 ``outcome_log``, ``lesson_extract``, ``policy_shape``, ``rehearsal_run`` and the cycle's
-``rollback`` append here; the self keeps only bounded windows. Reflection's REVIEW reads the
-logs for what happened since a given time (``digest``): that is how lessons, policy changes and
-rollbacks older than the windows still shape what reflection asks.
+``rollback`` and ``compare`` append here; the self keeps only bounded windows. Reflection's REVIEW
+reads the logs for what happened since a given time (``digest``): that is how lessons, policy
+changes and rollbacks older than the windows still shape what reflection asks. ASK reads the
+cycle's acting passes since the last reflection (``cycle_outcomes``: skill, archetype, outcome,
+ε) to lower the archetype whose skills keep failing against a confident forecast.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ def _since(path: Path, since: datetime) -> list[dict[str, Any]]:
         except ValueError:
             continue  # a foreign line: the rest still counts
         if when.tzinfo is not None and when >= since:
+            found.append(record)
+    return found
+
+
+def cycle_outcomes(root: Path, *, after_cycle: int) -> list[dict[str, Any]]:
+    """Return the acting passes ``compare`` logged after cycle ``after_cycle``, oldest first."""
+    found = []
+    for record in tail_records(root / "cycles.jsonl", TAIL):
+        cycle = record.get("cycle")
+        if isinstance(cycle, int) and cycle > after_cycle:
             found.append(record)
     return found
 

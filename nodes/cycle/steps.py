@@ -1228,6 +1228,18 @@ def compare(state: CycleState, *, deps: Services) -> Update:
     actual = mscp.measured_outcome(observation)
     dims = list(IDENTITY_DIMENSIONS)
     error = mscp.prediction_error([predicted[d] for d in dims], [actual[d] for d in dims])
+    append_jsonl(  # what ran and how it surprised: reflect.ask lowers a failing archetype from it
+        deps.instance.metacog_dir / "cycles.jsonl",
+        {
+            "ts": deps.now().isoformat(),
+            "cycle": state.me.autonomy.cycle if state.me is not None else 0,
+            "skill": chosen.skill,
+            "archetype": chosen.archetype,
+            "outcome": observation.kind,
+            "epsilon": round(error, 6),
+            "surprising": error > ESCALATION_ERROR,
+        },
+    )
     DataWriter(deps.instance, state.kind).remember(
         f"Outcome {state.outcome['status']} ({observation.kind}) vs predicted success "
         f"{chosen.success_estimate:.2f}; ε={error:.4f}",

@@ -3,10 +3,11 @@
 REVIEW reads self, goal and external memories only (kernel memories are the audit trail, never
 the experience), prediction errors, pending proposals and goal statuses. ASK turns tensions into
 proposed changes (the cycle's clamped goal-weight proposals, stale goals, archetype rebalancing,
-and at most one model suggestion, clamped). EVOLVE checks consistency; contradicting proposals are
-resolved by stronger evidence and the conflict is logged. apply writes through the reflection
-loop's permissions: each change gets a ``self`` memory (trigger, change, reason) and a ``kernel``
-memory (file, before, after). ``Psyche.evolve()`` runs here.
+the archetype whose skills keep failing against a confident forecast on a ``prediction_delta``
+reflection, and at most one model suggestion, clamped). EVOLVE checks consistency; contradicting
+proposals are resolved by stronger evidence and the conflict is logged. apply writes through the
+reflection loop's permissions: each change gets a ``self`` memory (trigger, change, reason) and a
+``kernel`` memory (file, before, after). ``Psyche.evolve()`` runs here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from kernel import mscp
 from nodes.services import Services
 from state.cycle import Proposal, ReflectState
 from state.files import load_goals, load_values
+from state.metacog_log import cycle_outcomes
 from state.metacog_log import digest as metacog_digest
 from state.permissions import DataWriter, StaleWriteError
 from state.records import GoalRecord, ValueRecord
@@ -37,6 +39,8 @@ STALE_LIMIT = 5
 STALE_STEP = -0.05
 MODEL_STEP = 0.02
 MODEL_EVIDENCE = 0.3
+SURPRISE_EVIDENCE = 0.7
+"""A prediction_delta lowering of an archetype outweighs Psyche.evolve's lifetime record (0.6)."""
 NEW_GOAL_MIN_WEIGHT = 0.1  # a goal reflection creates weighs in [0.1, 0.7]
 NEW_GOAL_MAX_WEIGHT = 0.7
 LEARNING_WINDOW = timedelta(days=7)
@@ -191,9 +195,12 @@ def ask(state: ReflectState, *, deps: Services) -> Update:
             )
     stats = {k: (v[0], v[1]) for k, v in auto.archetype_stats.items() if len(v) == 2}
     weights = state.me.psyche.archetypes.as_dict()
+    surprised, lowered = _surprised(state, deps, weights)
+    proposals.extend(lowered)
     evolved = mscp.evolve_archetypes(weights, stats)
     for name, new in evolved.items():
-        if abs(new - weights[name]) > 1e-9:
+        # one step per archetype per reflection: recent surprises outweigh the lifetime record
+        if abs(new - weights[name]) > 1e-9 and name not in surprised:
             succ, uses = stats.get(name, (0, 0))
             proposals.append(
                 Proposal(
@@ -232,6 +239,66 @@ def ask(state: ReflectState, *, deps: Services) -> Update:
         update["degraded"] = [f"ask: {judged.reason}; no model proposal"]
     update.update({"proposals": proposals, "note": f"{len(proposals)} proposals"})
     return update
+
+
+def _surprised(
+    state: ReflectState, deps: Services, weights: dict[str, float]
+) -> tuple[set[str], list[Proposal]]:
+    """On a ``prediction_delta`` reflection, lower the archetypes whose skills failed by surprise.
+
+    The cycle logs every acting pass (``data/metacog/cycles.jsonl``: skill, archetype, outcome,
+    ε, and whether ε crossed the prediction_delta threshold); the passes since the last
+    reflection are read and :func:`kernel.mscp.surprised_archetypes` names the archetypes with
+    2+ surprising own failures that are still failing. Each gets one Psyche.evolve step
+    (``-ARCHETYPE_STEP``, clamped to [0.1, 0.95]) with evidence 0.7, above the lifetime
+    record's 0.6; apply passes it through the writeback guard and explains it by a ``self``
+    memory like any archetype change (Psyche.evolve raises it again once the skills succeed).
+    Other triggers leave the archetypes to Psyche.evolve alone. Returns the surprised archetypes
+    (Psyche.evolve does not raise them in this reflection, even one already at the floor) and
+    the proposals.
+    """
+    if "prediction_delta" not in state.triggers:
+        return set(), []
+    assert state.me is not None
+    since = state.me.autonomy.last_reflection_cycle
+    passes = cycle_outcomes(deps.instance.metacog_dir, after_cycle=since)
+    found = mscp.surprised_archetypes(
+        [
+            (
+                str(p.get("archetype") or ""),
+                str(p.get("outcome") or ""),
+                p.get("surprising") is True,
+            )
+            for p in passes
+        ]
+    )
+    out: list[Proposal] = []
+    for name, count in sorted(found.items()):
+        if name not in weights:
+            continue
+        new = min(mscp.ARCHETYPE_MAX, max(mscp.ARCHETYPE_MIN, weights[name] - mscp.ARCHETYPE_STEP))
+        if new >= weights[name]:
+            continue  # already at the floor
+        skills = sorted(
+            {
+                str(p.get("skill"))
+                for p in passes
+                if p.get("archetype") == name
+                and p.get("outcome") == mscp.OUTCOME_OWN_FAILURE
+                and p.get("surprising") is True
+            }
+        )
+        out.append(
+            Proposal(
+                target="archetype",
+                name=name,
+                delta=round(new - weights[name], 6),
+                reason=f"{count} surprising failures of {', '.join(skills)} since cycle {since}",
+                evidence=SURPRISE_EVIDENCE,
+                trigger="prediction_delta",
+            )
+        )
+    return set(found), out
 
 
 def _change(proposal: Proposal) -> mscp.ProposedChange:

@@ -19,7 +19,7 @@ from cli.app import main
 from graph.autonomy import autonomy_graphs, run_cycle, run_reflection
 from graph.deps import Deps
 from kernel import mscp
-from state.files import load_goals, load_values
+from state.files import append_jsonl, load_goals, load_values
 from state.instance import Instance
 from state.journal import MemoryJournal
 from tests.scripted import ScriptedChatModel, cycle_model
@@ -260,3 +260,72 @@ def test_soul_narrative_edit_touches_only_the_narrative_section() -> None:
     assert added == "# Lumen\n\n## Narrative\nI begin.\n"
     assert mscp.identity_stability(0.3) == pytest.approx(0.7)
     assert not mscp.value_unlock_allowed(mscp.identity_stability(0.3))
+
+
+def log_passes(instance: Instance, cycle: int, *passes: tuple[str, str, str, float]) -> None:
+    """Acting passes as the cycle's ``compare`` logs them (skill, archetype, outcome, ε)."""
+    for skill, archetype, outcome, epsilon in passes:
+        append_jsonl(
+            instance.metacog_dir / "cycles.jsonl",
+            {
+                "ts": "2030-01-01T00:00:00+00:00",
+                "cycle": cycle,
+                "skill": skill,
+                "archetype": archetype,
+                "outcome": outcome,
+                "epsilon": epsilon,
+                "surprising": epsilon > 0.5,
+            },
+        )
+
+
+def test_prediction_delta_reflection_lowers_only_the_archetype_failing_by_surprise(
+    instance: Instance, answers: Answers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sage failed twice by surprise and still fails; healer recovered; guardian is healthy."""
+    answers.queue.append({"target": "value", "name": "", "direction": "up"})  # no model change
+    cycle = instance.load_self().autonomy.cycle
+    log_passes(
+        instance,
+        cycle,
+        ("beliefs", "sage", "own_failure", 0.7),
+        ("gaps", "healer", "own_failure", 0.7),
+        ("recall", "guardian", "success", 0.1),
+        ("gaps", "healer", "own_failure", 0.6),
+        ("gaps", "healer", "success", 0.3),  # recovered: spared
+        ("beliefs", "sage", "own_failure", 0.6),
+        ("recall", "guardian", "refused", 0.7),  # the world said no: not its failure
+        ("beliefs", "sage", "own_failure", 0.4),  # not a surprise, and still failing
+    )
+    me = instance.load_self()
+    before = me.psyche.archetypes.as_dict()
+    sage_record = me.autonomy.archetype_stats["sage"]
+    assert sage_record[0] == sage_record[1] >= 2  # Psyche.evolve alone would raise the sage
+    deps = Deps.for_instance(instance)
+    with autonomy_graphs(deps) as (_, reflect_graph):
+        surprised = run_reflection(reflect_graph, ["prediction_delta"])
+    after = instance.load_self().psyche.archetypes.as_dict()
+    # one step down, where Psyche.evolve would have raised it (the recent surprise outweighs)
+    assert after["sage"] == pytest.approx(before["sage"] - mscp.ARCHETYPE_STEP)
+    assert after["guardian"] >= before["guardian"] and after["healer"] >= before["healer"]
+    assert f"archetype:sage {before['sage']}->{after['sage']}" in surprised.applied
+    selfs = [
+        e
+        for e in MemoryJournal(instance.memory_dir).tail(100_000, authors=("self",))
+        if e.meta.get("target") == "archetype" and e.meta.get("trigger") == "prediction_delta"
+    ]
+    assert [e.meta["name"] for e in selfs] == ["sage"]
+    assert "2 surprising failures of beliefs" in selfs[0].description
+    drift = audit_strict(capsys)["value_drift"]
+    assert any(c["kind"] == "archetype" and c["name"] == "sage" for c in drift["changes"])
+
+    # the same surprises after that reflection, but a periodic one: Psyche.evolve alone
+    log_passes(
+        instance,
+        instance.load_self().autonomy.cycle + 1,
+        ("beliefs", "sage", "own_failure", 0.7),
+        ("beliefs", "sage", "own_failure", 0.6),
+    )
+    with autonomy_graphs(deps) as (_, reflect_graph):
+        run_reflection(reflect_graph, ["periodic"])
+    assert instance.load_self().psyche.archetypes.sage >= after["sage"]

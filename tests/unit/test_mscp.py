@@ -1246,6 +1246,33 @@ def test_evolve_archetypes_ignores_unknown_stats() -> None:
     assert evolve_archetypes({"sage": 0.7}, {"trickster": (5, 5)}) == {"sage": 0.7}
 
 
+FAIL, OK, NO = mscp.OUTCOME_OWN_FAILURE, mscp.OUTCOME_SUCCESS, mscp.OUTCOME_REFUSAL
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        ([], {}),
+        ([("sage", FAIL, True)], {}),  # one surprise is noise
+        ([("sage", FAIL, True), ("sage", FAIL, True)], {"sage": 2}),
+        ([("sage", OK, False), ("sage", FAIL, True), ("sage", FAIL, True)], {"sage": 2}),
+        ([("sage", FAIL, True), ("sage", FAIL, True), ("sage", OK, False)], {}),  # recovered
+        ([("sage", FAIL, True), ("sage", FAIL, True), ("sage", FAIL, False)], {"sage": 2}),
+        ([("sage", FAIL, False), ("sage", FAIL, False), ("sage", FAIL, False)], {}),  # expected
+        ([("sage", NO, True), ("sage", NO, True)], {}),  # refusals are not its failures
+        ([("", FAIL, True), ("", FAIL, True)], {}),  # no archetype, nothing to lower
+        (
+            [("sage", FAIL, True), ("guardian", OK, False), ("sage", FAIL, True)],
+            {"sage": 2},  # the healthy archetype is never named
+        ),
+    ],
+)
+def test_surprised_archetypes(
+    outcomes: list[tuple[str, str, bool]], expected: dict[str, int]
+) -> None:
+    assert mscp.surprised_archetypes(outcomes) == expected
+
+
 @PROPS
 @given(
     weights=st.dictionaries(
