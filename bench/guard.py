@@ -4,14 +4,15 @@ Run from the repository root::
 
     uv run python bench/guard.py [FILE.jsonl ...] [-v] [--rules-only]
 
-Without files it reads five corpora: the dev set beside the repository
+Without files it reads six corpora: the dev set beside the repository
 (``../shared/security/injection_dev.jsonl``, never copied into it), the project's paraphrase set
 and first held-out set (``bench/injection_paraphrases.jsonl``, ``bench/injection_heldout.jsonl``,
 both trained on by the current classifier) and the second held-out set
-(``bench/injection_heldout2.jsonl``, written before the MLP, never trained on; measured after
-rounds 2 and 3) and the third (``bench/injection_heldout3.jsonl``, written before round 3's
-tuning, never trained or tuned on; weighted to exfiltration, persona, encodings and memory
-poisoning). For each
+(``bench/injection_heldout2.jsonl``, written before the MLP; measured after rounds 2 and 3)
+and the third (``bench/injection_heldout3.jsonl``, written before round 3's tuning; weighted to
+exfiltration, persona, encodings and memory poisoning) — both trained on since round 4 — and the
+fourth (``bench/injection_heldout4.jsonl``, 400 rows written by someone who never saw the
+detector or its data, never trained or tuned on). For each
 corpus and each of two detectors — the rules alone (``process`` without ``embed``) and the
 production path (rules plus the MLP classifier on MiniLM embeddings and cue features, exactly what
 ``graph.ingress.screen`` runs) — it prints, per family, the caught
@@ -43,6 +44,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout.jsonl",
     REPO / "bench" / "injection_heldout2.jsonl",
     REPO / "bench" / "injection_heldout3.jsonl",
+    REPO / "bench" / "injection_heldout4.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90

