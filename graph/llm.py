@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 _cache_lock = threading.Lock()
 _embedded_cache: dict[tuple[str, int, int], Any] = {}
 
+PROMPT_BATCH = 512
+"""Prompt tokens llama.cpp evaluates per decode call (its own default)."""
+
 
 def close_embedded_models() -> None:
     """Free loaded llama.cpp models before interpreter teardown (avoids a noisy late error)."""
@@ -129,6 +132,14 @@ def _embedded(config: Config, temperature: float) -> BaseChatModel:
                     model_path=str(path),
                     n_threads=threads,
                     n_ctx=config.llm.context_tokens,
+                    # ChatLlamaCpp's default n_batch is 8: the prompt is evaluated 8 tokens per
+                    # decode, 4-9x slower than llama.cpp's own 512 (measured: a 375-token
+                    # prompt took 11.4 s at 8, 1.2-2.9 s at 512 on 2 busy cores).
+                    n_batch=min(PROMPT_BATCH, config.llm.context_tokens),
+                    # llama.cpp evaluates prompts on cpu_count() threads unless told otherwise,
+                    # whatever n_threads says: on 2 shared cores its spinning second thread made
+                    # prompt evaluation several times slower (STACK.md: use the threads setting).
+                    model_kwargs={"n_threads_batch": threads},
                     max_tokens=config.llm.max_tokens,
                     temperature=temperature,
                     verbose=False,

@@ -20,7 +20,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from kernel import autonomy as autonomy_rules
 from kernel import mscp
@@ -70,6 +70,8 @@ SURVIVAL_PRESSURE = 0.1
 """Heuristic: a survival goal of priority p adds 0.1·p to the skills that look at its threat."""
 RECENT_USES = 3
 """Recently used skills (the use log's tail) are not novel: recency penalty, no explore bonus."""
+PROMPT_ITEM_CHARS = 90
+"""Heuristic: the longest memory, question or finding a forecast prompt quotes (a short line)."""
 
 
 def _me(state: CycleState) -> Any:
@@ -354,11 +356,29 @@ class Forecast(BaseModel):
     outcome: str = Field(default="", max_length=120)
     success: float = Field(ge=0.0, le=1.0)
 
+    @field_validator("success", mode="before")
+    @classmethod
+    def _percent(cls, value: Any) -> Any:
+        """A success written as a percentage (the small model's habit: 50) is read as 0.5.
+
+        llama.cpp's grammar cannot bound a number, so ``"success": 50`` is what the embedded
+        model writes most of the time; anything above 100 stays invalid.
+        """
+        if isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100:
+            return value / 100
+        return value
+
+
+MAX_FORECASTS = 6
+"""Most outcomes one forecast call may list (the longest candidate list it is asked about)."""
+OUTCOME_GRAMMAR_CHARS = 60
+"""The grammar's cap on an outcome's text: "a few words" (validation keeps the model's 120)."""
+
 
 class Forecasts(BaseModel):
     """The predict step's constrained JSON answer."""
 
-    outcomes: list[Forecast] = Field(max_length=6)
+    outcomes: list[Forecast] = Field(max_length=MAX_FORECASTS)
 
 
 def _top_goal(state: CycleState) -> dict[str, Any]:
@@ -376,16 +396,51 @@ class ExploreForecasts(Forecasts):
     query: str = Field(default="", max_length=80)
 
 
+def forecast_schema(skills: list[str], *, explore: bool) -> type[Forecasts]:
+    """The answer model of one forecast call: its JSON schema names only this call's actions.
+
+    The grammar llama.cpp compiles from the schema then lets the model write nothing but an
+    action it was asked about (``name`` is an enum of ``skills``), at least one outcome and no
+    more than there are actions, each in a few words (:data:`OUTCOME_GRAMMAR_CHARS`); an
+    explore answer must start with its question and search words (required, so the model
+    cannot skip them). That bounds the answer (no runaway names, no empty list) and makes every
+    forecast usable. Validation still uses the static fields, so a scripted or hosted model's
+    answer is read the same way.
+    """
+    base: type[Forecasts] = ExploreForecasts if explore else Forecasts
+    names = list(dict.fromkeys(skills))[:MAX_FORECASTS] or ["recall"]
+
+    def shaped(cls: type[BaseModel], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = base.model_json_schema(*args, **kwargs)
+        item = schema["$defs"]["Forecast"]["properties"]
+        item["name"] = {"type": "string", "enum": names}
+        item["outcome"]["maxLength"] = OUTCOME_GRAMMAR_CHARS
+        outcomes = schema["properties"]["outcomes"]
+        outcomes["minItems"], outcomes["maxItems"] = 1, len(names)
+        if explore:
+            props = schema["properties"]
+            schema["properties"] = {k: props[k] for k in ("question", "query", "outcomes")}
+            schema["required"] = ["question", "query", "outcomes"]
+        return schema
+
+    return type(base.__name__, (base,), {"model_json_schema": classmethod(shaped)})
+
+
 def _explore_values(state: CycleState, deps: Services, goal: str) -> dict[str, object]:
-    """What the explore prompt adds to predict's: open questions, those asked, findings."""
+    """What the explore prompt adds to predict's: open questions, those asked, findings.
+
+    Two open questions, the last three asked and the last two findings, each cut to
+    :data:`PROMPT_ITEM_CHARS`: prompt evaluation is most of a forecast call's time on the
+    embedded model, and a repeated question is refused by :func:`_explore_question` anyway.
+    """
     assert state.me is not None
     asked = list(state.me.autonomy.explored)
     open_q = [q for q in state.me.self_state.epistemics.open_questions if q not in asked]
     found = [f["summary"] for f in work.goal_findings(goal, away.progress(deps.instance))][-3:]
     return {
-        "open_questions": "; ".join(open_q[:3]) or "(none)",
-        "asked": "; ".join(asked[-5:]) or "(none)",
-        "findings": " | ".join(f[:120] for f in found) or "(nothing yet)",
+        "open_questions": "; ".join(q[:PROMPT_ITEM_CHARS] for q in open_q[:2]) or "(none)",
+        "asked": "; ".join(q[:PROMPT_ITEM_CHARS] for q in asked[-3:]) or "(none)",
+        "findings": " | ".join(f[:PROMPT_ITEM_CHARS] for f in found[-2:]) or "(nothing yet)",
     }
 
 
@@ -523,18 +578,16 @@ def predict(state: CycleState, *, deps: Services) -> Update:
         "goal": found[0].goal,
         "actions": "\n".join(f"- {c.skill} (past success {prior[c.skill]:.0%})" for c in found),
     }
+    schema = forecast_schema([c.skill for c in found], explore=explore)
     if explore:
-        judged: Any = deps.think_json(
-            "explore",
-            mode="autonomous",
-            values={**values, **_explore_values(state, deps, goal)},
-            schema=ExploreForecasts,
-            fallback=fallback,
-        )
-    else:
-        judged = deps.think_json(
-            "predict", mode="autonomous", values=values, schema=Forecasts, fallback=fallback
-        )
+        values.update(_explore_values(state, deps, goal))
+    judged: Any = deps.think_json(
+        "explore" if explore else "predict",
+        mode="autonomous",
+        values=values,
+        schema=schema,
+        fallback=fallback,
+    )
     degraded: list[str] = []
     question = ""
     if explore:
@@ -598,13 +651,13 @@ def _predict_context(
         e.description
         for e in deps.store.recent(30, authors=("goal", "self"))
         if any(w in e.description.lower() for w in words)
-    ][:4]
+    ][:3]
     errors = state.me.autonomy.prediction_errors[-mscp.CALIBRATION_WINDOW :]
     return {
         "soul": soul or "(no soul written)",
         "values": values or "(none)",
         "goals": goals or "(none)",
-        "memories": " | ".join(m[:120] for m in memories) or "(nothing yet)",
+        "memories": " | ".join(m[:PROMPT_ITEM_CHARS] for m in memories) or "(nothing yet)",
         "calibration": f"{sum(errors) / len(errors):.2f}" if errors else "unknown",
     }
 
