@@ -26,8 +26,14 @@ from state.records import GoalRecord, ValueRecord
 M = TypeVar("M", bound=BaseModel)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file + fsync + rename + dir fsync)."""
+def atomic_write_text(path: Path, text: str, *, sync_rename: bool = True) -> None:
+    """Replace ``path`` with ``text`` atomically (temp file + fsync + rename + dir fsync).
+
+    The data is always synced before the rename, so the file is the old or the new text, never a
+    torn or empty one, after any crash. ``sync_rename=False`` skips the directory fsync: after a
+    power loss the rename itself may be undone, leaving the previous complete version — for
+    files rewritten every turn whose previous version is a valid last good state.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -40,6 +46,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
+    if not sync_rename:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

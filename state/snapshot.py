@@ -80,7 +80,7 @@ def take_snapshot(instance: Instance, store: MemoryStore | None = None) -> SelfS
     """Read the present self from the instance's files (and belief slots from ``store``)."""
     from state.files import load_goals, load_values, parse_soul
 
-    me = instance.load_self()
+    me = instance.load_self(read_only=True)
     soul = instance.soul_file.read_text(encoding="utf-8") if instance.soul_file.exists() else ""
     name, _ = parse_soul(soul)
     values = load_values(instance.values_file)
