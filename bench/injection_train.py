@@ -36,12 +36,18 @@ project:
 - **bench/injection_train_extra.jsonl** (written for this project, CC0; round 3): fresh
   exfiltration, persona, encoded and memory-poisoning injections in several languages inside
   tool output, and hard negatives (webhook docs, reminders, role-play exercises, data blobs).
+- **bench/injection_train_extra2.jsonl** (written for this project, CC0; round 5): tool-abuse
+  injections aimed at an agent, injections in 22 languages (alone or buried in normal text),
+  injections buried in long documents, and hard negatives of the same surfaces (commands for
+  human readers, runbooks, CI configs, security write-ups, instructions to people in 22 languages).
+- **bench/injection_heldout2.jsonl** and **bench/injection_heldout3.jsonl** (round 4): held out
+  for rounds 2 and 3, measured, then trained on. ``bench/injection_heldout4.jsonl`` (written blind
+  to the detector) is never read here.
 
 Domain rows are cut with :func:`kernel.injection.classifier_windows`, as at run time: the
 normalised text's windows and the windows of decoded payloads (base64, hex, ROT13, URL escapes).
 The cut point comes from 5-fold cross-fitted text-level probabilities of the domain rows: the
 highest recall at which at most 8% of benign texts are flagged by the classifier alone.
-``bench/injection_heldout2.jsonl`` and ``bench/injection_heldout3.jsonl`` are never read here.
 Every text goes through :func:`kernel.injection_normalise.normalise` first, as at run time.
 """
 
@@ -153,8 +159,8 @@ def own_rows() -> list[tuple[str, int]]:
     """Return the project's paraphrase set, first held-out set and extra training rows."""
     rows = []
     for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl",
-                 "injection_train_extra.jsonl", "injection_heldout2.jsonl",
-                 "injection_heldout3.jsonl"):  # fmt: skip
+                 "injection_train_extra.jsonl", "injection_train_extra2.jsonl",
+                 "injection_heldout2.jsonl", "injection_heldout3.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -373,7 +379,8 @@ def main(argv: list[str]) -> int:
         "agent-injection-bench 0.1.0 (MIT) and garak-multilingual 0.1.0 (Apache-2.0) from PyPI;\n"
         "benign gettext catalogues and package descriptions; bench/injection_paraphrases.jsonl,\n"
         "bench/injection_heldout.jsonl, bench/injection_heldout2.jsonl,\n"
-        "bench/injection_heldout3.jsonl, bench/injection_train_extra.jsonl and\n"
+        "bench/injection_heldout3.jsonl, bench/injection_train_extra.jsonl,\n"
+        "bench/injection_train_extra2.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "

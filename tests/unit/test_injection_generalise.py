@@ -394,7 +394,7 @@ HELDOUT4 = HELDOUT.with_name("injection_heldout4.jsonl")
 
 
 def test_injection_heldout4_rates_through_screen(instance: Instance) -> None:
-    """The unseen set's overall rates (measured: 86.0% caught, 1.5% blocked, 8.5% flagged)."""
+    """The unseen set's overall rates (measured: 87.0% caught, 1.5% blocked, 7.0% flagged)."""
     deps = _deps(instance)
     rows = [json.loads(line) for line in HELDOUT4.read_text(encoding="utf-8").splitlines() if line]
     actions = [(row["label"], _screen(deps, row["text"]).decision.action) for row in rows]
