@@ -54,6 +54,8 @@ class RunScope:
     vault: dict[str, str] = field(default_factory=dict)
     tokens: int = 0
     """Model tokens this run's calls used (``graph.usage``), charged to the cycle's budget."""
+    skills: tuple[tuple[int, int], Registry] | None = None
+    """The skill registry this run scanned, with the instance skills folder's (inode, mtime)."""
 
 
 def current_thread() -> str:
@@ -203,8 +205,27 @@ class Deps:
         )
 
     def skills(self) -> Registry:
-        """Return every runnable skill with its manifest."""
-        return registry(self.instance.skills_dir)
+        """Return every runnable skill with its manifest.
+
+        A turn asks several times (tool choice, the re-draft check, the gateway): the registry is
+        scanned once per run and scanned again when the instance's skills folder changes (a skill
+        authored or removed mid-run); outside a run it is always scanned. Manifests are re-read
+        when their file changes (``state.skills.manifest``).
+        """
+        folder = self.instance.skills_dir
+        if not current_thread():  # outside a run (a CLI listing, a test): always scan
+            return registry(folder)
+        try:
+            stat = folder.stat()
+            key = (stat.st_ino, stat.st_mtime_ns)
+        except OSError:
+            key = (0, 0)
+        scope = self.scope()
+        if scope.skills is not None and scope.skills[0] == key:
+            return scope.skills[1]
+        found = registry(folder)
+        scope.skills = (key, found)
+        return found
 
     def screen_input(self, text: str, *, source: str, autonomous: bool) -> TurnInput:
         """Screen untrusted text before it enters state."""

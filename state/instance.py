@@ -121,6 +121,8 @@ def _check_triggers(path: Path, psyche: Psyche) -> None:
 
 _PARSED_SELF: dict[Path, tuple[bytes, Self]] = {}
 """The last self parsed per file, with the exact bytes it was parsed from (see ``load_self``)."""
+_SOUL_TEXT: dict[Path, tuple[tuple[int, int, int], str]] = {}
+"""The last text read of each soul file with the file's identity (see ``Instance.soul_text``)."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,24 @@ class Instance:
             raise DataFileError.from_validation(self.psyche_file, exc) from exc
         _check_triggers(self.psyche_file, psyche)
         return psyche
+
+    def soul_text(self) -> str:
+        """Return ``data/soul.md`` ("" when missing), re-read only when the file changed.
+
+        Drafting and scoring ask for the self's name several times a turn; the text is kept with
+        the file's identity (inode, mtime, size), and an atomic rewrite is a new inode.
+        """
+        try:
+            stat = self.soul_file.stat()
+        except FileNotFoundError:
+            return ""
+        key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        kept = _SOUL_TEXT.get(self.soul_file)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        text = self.soul_file.read_text(encoding="utf-8")
+        _SOUL_TEXT[self.soul_file] = (key, text)
+        return text
 
     def load_self(self, *, read_only: bool = False) -> Self:
         """Load the persisted self (identity vector, psyche, affect, budget, stability).

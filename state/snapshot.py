@@ -81,7 +81,7 @@ def take_snapshot(instance: Instance, store: MemoryStore | None = None) -> SelfS
     from state.files import load_goals, load_values, parse_soul
 
     me = instance.load_self(read_only=True)
-    soul = instance.soul_file.read_text(encoding="utf-8") if instance.soul_file.exists() else ""
+    soul = instance.soul_text()
     name, _ = parse_soul(soul)
     values = load_values(instance.values_file)
     beliefs: list[str] = []

@@ -279,7 +279,7 @@ def integration_fuser(state: TurnState, *, deps: Services) -> Update:
 
 def _persona(state: TurnState, deps: Services) -> tuple[str, str]:
     assert state.me is not None
-    name, _ = parse_soul(deps.instance.soul_file.read_text(encoding="utf-8"))
+    name, _ = parse_soul(deps.instance.soul_text())
     persona = state.me.psyche.persona
     return name or persona.name, ", ".join(persona.traits)
 
