@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, skai
+from kernel.text import sentences
 from nodes.services import Services
 from prompts import render as render_prompt
 from state.files import parse_soul
@@ -73,6 +74,10 @@ def mode_gate(state: TurnState, *, deps: Services) -> Update:
     if bias := learning.knob(policy, "mode_bias_work"):
         scores["work"] = round(scores["work"] + bias, 4)
     mode = pick_mode(scores)
+    if mode != "talk" and only_sets_norms(state):
+        # "Never use bullet points when you answer me" names a format, but asks for no work:
+        # the turn acknowledges the norm it recorded (SKAi's effort budgeter: talk if ack_state)
+        mode = "talk"
     learned = learned_context(state.model_copy(update={"mode": mode}), deps)
     return {
         "mode": mode,
@@ -81,6 +86,15 @@ def mode_gate(state: TurnState, *, deps: Services) -> Update:
         "why": f"bypassed in {mode} mode",
         "note": f"mode={mode} scores={scores}; {len(learned)} learned lines apply",
     }
+
+
+def only_sets_norms(state: TurnState) -> bool:
+    """Return whether the message only tells the agent how to answer (a norm was recorded).
+
+    One sentence, not a question: "Call me Sam. Can you plan my week?" still gets its work.
+    """
+    text = state.user_text.strip()
+    return bool(state.norm_ack) and "?" not in text and len(sentences(text)) <= 1
 
 
 def learned_context(state: TurnState, deps: Services) -> list[str]:

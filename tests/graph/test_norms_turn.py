@@ -119,3 +119,15 @@ def test_a_trusted_norm_still_applies_to_a_forwarded_turn(
     state = _forwarded(instance, tmp_path, "Quarterly report: revenue grew four percent.")
     assert not has_list_lines(state.reply)
     assert [n.kind for n in load_norms(instance)] == ["no_lists"]
+
+
+def test_an_instruction_alone_is_acknowledged_in_talk_mode(turn: TurnRunner) -> None:
+    """A message that only sets a norm asks for no work: talk, whatever format words it names.
+
+    The same instruction followed by a real request keeps that request's mode.
+    """
+    first = turn(INSTRUCTION)
+    assert first.norm_ack and first.mode_scores["work"] > first.mode_scores["talk"]
+    assert first.mode == "talk"
+    second = turn("Call me Sam. Can you write a step by step plan for my week?")
+    assert second.norm_ack and second.mode == "work"
