@@ -31,14 +31,6 @@ EFFORT_VOTE = 0.3
 ALTERNATIVE_MODES: tuple[Mode, ...] = ("work",)
 """Modes whose drafts step also writes an alternative (deep gets one from counterfactual_probe)."""
 
-MODE_RULES: dict[Mode, str] = {
-    "talk": "This is casual talk: reply in one to three short sentences, warm and plain.",
-    "work": "This is a task: start with your own view in a sentence or two, then give "
-    "clear numbered steps or points.",
-    "deep": "This needs care: state your position first, weigh two readings of the question, "
-    "then give a reasoned answer in short paragraphs.",
-}
-
 FALLBACKS: dict[str, str] = {
     "greeting": "Hello. I'm here - what's on your mind?",
     "question": "I don't have a reliable answer to that yet. Can you tell me more about what "
@@ -146,7 +138,7 @@ def presence_preface(state: TurnState, *, deps: Services, step: str) -> Update:
     n = max(1, state.effort.preface_sentences)
     return {
         "me": me,
-        "brief": [*state.brief, f"Open with your own position in about {n} sentences."],
+        "brief": [*state.brief, render_prompt("drafts/preface", n=n).strip()],
         "note": f"preface of {n} sentences requested",
     }
 
@@ -287,7 +279,7 @@ def integration_fuser(state: TurnState, *, deps: Services) -> Update:
     top = state.intents[0].label if state.intents else ""
     score = 1.0 if top in INTENT_MODE_FIT[state.mode] else 0.6
     contracts = [c.replace("_", " ") for c in state.me.self_state.identity.style_contracts[:3]]
-    brief = [*state.brief, f"Voice: {', '.join(contracts)}."]
+    brief = [*state.brief, render_prompt("drafts/voice", contracts=", ".join(contracts)).strip()]
     return {"brief": brief, "integration": score, "note": f"IG={score:.2f}"}
 
 
@@ -305,11 +297,12 @@ def draft_values(
     name, traits = _persona(state, deps)
     extra = " ".join(state.brief)
     if state.plan:
-        extra += " Plan: " + " ".join(state.plan)
+        extra += " " + render_prompt("drafts/plan_line", steps=" ".join(state.plan)).strip()
     return {
         "name": name,
         "traits": traits,
-        "mode_rules": MODE_RULES[state.mode] + (f" {extra}" if extra else ""),
+        "mode_rules": render_prompt(f"drafts/mode/{state.mode}").strip()
+        + (f" {extra.strip()}" if extra.strip() else ""),
         "norms": "\n".join(state.norms),
         "learned": render_prompt("drafts/learned", lines="\n".join(state.learned))
         if state.learned
