@@ -541,7 +541,13 @@ def _norm(text: str) -> str:
 
 def _count(norm: str, phrases: Iterable[str]) -> int:
     """Count word-boundary occurrences of each phrase in a ``_norm``-ed text."""
-    return sum(norm.count(f" {' '.join(_words(p))} ") for p in phrases)
+    return sum(norm.count(_phrase_key(p)) for p in phrases)
+
+
+@functools.lru_cache(maxsize=8192)
+def _phrase_key(phrase: str) -> str:
+    """A cue phrase as ``_norm`` spells it (the cue tables are constants: normalised once)."""
+    return f" {' '.join(_words(phrase))} "
 
 
 def _count_symbols(text: str, symbols: Iterable[str]) -> int:
