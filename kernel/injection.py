@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kernel.injection_features import NAMES as FEATURE_NAMES
 from kernel.injection_features import features
 from kernel.injection_model import probability, strength, windows
 from kernel.injection_normalise import normalise, obfuscation
@@ -605,10 +606,26 @@ def _find_chat_tokens(text: str) -> list[tuple[int, int, bool]]:
 
 # --------------------------------------------------------------------------- role frames
 
-_ROLE = r"(?:system|sys|developer|admin|administrator|operator|assistant|tool|function)"
-_FRAME_SUFFIX = (
-    r"(?:[ _-]?(?:prompt|message|msg|instructions?|override|note|notice|directive|update|mode"
-    r"|results?|response|output|calls?|policy|config|alert|command))?"
+_ROLE = (
+    r"(?:system|sys|developer|admin|administrator|operator|assistant|tool|function"
+    # the same roles in other languages (dictionary words, as in kernel.injection_features)
+    r"|sistema|syst[eè]me|systeem|system[ée]|sistem|система|системы|系统|系統|システム|시스템"
+    r"|النظام|מערכת|σύστημα|ระบบ|सिस्टम|desarrollador|d[ée]veloppeur|entwickler|sviluppatore"
+    r"|desenvolvedor|разработчик|开发者|開發者|開発者|개발자|administrador|administrateur"
+    r"|amministratore|администратор|管理员|管理者|관리자|asistente|assistente|assistent"
+    r"|ассистент|助手|アシスタント|어시스턴트)"
+)
+_SUFFIX_WORDS = (
+    r"(?:prompt|message|msg|instructions?|override|note|notice|directive|update|mode"
+    r"|results?|response|output|calls?|policy|config|alert|command|anweisung|nachricht|hinweis"
+    r"|mensaje|aviso|messaggio|avviso|mensagem|сообщение|уведомление|указание|알림|메시지|通知"
+    r"|消息|提示|メッセージ|指示)"
+)
+_FRAME_SUFFIX = rf"(?:[ _-]?{_SUFFIX_WORDS})?"
+_FRAME_LEAD = (
+    r"(?:(?:message|mensaje|messaggio|mensagem|nachricht|сообщение|note|nota|aviso|avis|hinweis"
+    r"|instruction|instrucci[óo]n|istruzione|instru[çc][ãa]o)[ \t]+(?:du|de|del|della|dello|do"
+    r"|da|vom|von|der|des|of|from|от)?[ \t]*)?"
 )
 _FRAME_TAG_RE = re.compile(
     rf"</?[ \t]*{_ROLE}{_FRAME_SUFFIX}"
@@ -617,15 +634,14 @@ _FRAME_TAG_RE = re.compile(
 )
 _FRAME_BRACKET_RE = re.compile(
     rf"(?:\[\[?|\u3010|<<|\(\(|\{{\{{)[ \t]*{_ROLE}"
-    r"(?:[ \t_-]*(?:prompt|message|msg|instructions?|override|note|notice|directive|update|mode"
-    r"|results?|response|output|calls?|policy|config|alert|command))?"
+    rf"(?:[ \t_-]*{_SUFFIX_WORDS})?"
     r"(?:[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))?[ \t]*"
     r"(?:\]\]?|\u3011|>>|\)\)|\}\})",
     re.IGNORECASE,
 )
 _FRAME_BANNER_RE = re.compile(
     rf"^[ \t]*(?:={{2,}}|\*{{2,}}|-{{2,}}|#{{1,6}}|>{{2,}}|~{{2,}}|_{{2,}})[ \t]*"
-    rf"(?:(?:begin|start|end|new|urgent|important)[ \t_-]+)*{_ROLE}{_FRAME_SUFFIX}"
+    rf"(?:(?:begin|start|end|new|urgent|important)[ \t_-]+)*{_FRAME_LEAD}{_ROLE}{_FRAME_SUFFIX}"
     r"(?:[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))?"
     r"(?:[ \t]*\([^()\n]{0,40}\))?"
     r"[ \t]*(?:={2,}|\*{2,}|-{2,}|#{0,6}|<{2,}|~{2,}|_{2,})?[ \t]*:?[ \t]*$",
@@ -633,8 +649,7 @@ _FRAME_BANNER_RE = re.compile(
 )
 _FRAME_LABEL_RE = re.compile(
     r"^(?:[\d:.,/T+-]+[ \t]+){0,3}(?:\[?(?:info|warn|warning|error|debug|notice)\]?[ \t]+)?"
-    rf"[ \t>*_]*(?:<!--[ \t]*)?{_ROLE}(?P<suffix>[ \t]+(?:prompt|message|instructions?|override"
-    r"|note|notice|directive|update|mode|alert|command))?[ \t*_]*:",
+    rf"[ \t>*_]*(?:<!--[ \t]*)?{_FRAME_LEAD}{_ROLE}(?P<suffix>[ \t_-]?{_SUFFIX_WORDS})?[ \t*_]*:",
     re.IGNORECASE | re.MULTILINE,
 )
 _FRAME_FENCE_RE = re.compile(
@@ -681,9 +696,26 @@ def _role_position(text: str, start: int) -> bool:
     return not before or before[-1:] in ".!?:;>])}\"'|" or before.endswith("<!--")
 
 
+_FRAME_HINT_RE = re.compile(rf"{_ROLE}|human|user|observation|\bai\b", re.IGNORECASE)
+_FRAME_FEATURES = ("ai", "override", "send_secret", "send_target", "leak", "persona", "stealth")
+_AI_AIMED = ("override", "send_secret", "send_target", "leak", "persona", "stealth")
+
+
 def _framed(text: str, end: int, cue: re.Pattern[str], span: int = 320) -> bool:
-    """Return whether the text a frame opens (up to ``span`` characters) matches ``cue``."""
-    return cue.search(text, end, min(len(text), end + span)) is not None
+    """Return whether the text a frame opens (up to ``span`` characters) addresses the model.
+
+    In English ``cue`` decides; in any language the concept lexicons of
+    :mod:`kernel.injection_features` do too: an AI reader, an override, a secret or an address
+    to send to, a prompt leak, a persona or stealth concept for a qualified frame (``cue`` is
+    ``_FRAMED_CUE_RE``); an AI reader together with one of the others for a bare one.
+    """
+    piece = text[end : min(len(text), end + span)]
+    if cue.search(piece):
+        return True
+    lit = dict(zip(FEATURE_NAMES, features(piece), strict=True))
+    if cue is _FRAMED_CUE_RE:
+        return any(lit[name] for name in _FRAME_FEATURES)
+    return bool(lit["ai"]) and any(lit[name] for name in _AI_AIMED)
 
 
 def _find_role_frames(text: str) -> list[tuple[int, int]]:
@@ -699,23 +731,7 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
     ``Thought:``) count when the text also addresses the model. JSON role fields are scored by
     :func:`detect` (``role_spoof``), not here.
     """
-    lowered = text.lower()
-    if not any(
-        w in lowered
-        for w in (
-            "sys",
-            "dev",
-            "admin",
-            "operator",
-            "assistant",
-            "tool",
-            "function",
-            "human",
-            "user",
-            "observation",
-            "ai",
-        )
-    ):
+    if not _FRAME_HINT_RE.search(text):
         return []
     spans: list[tuple[int, int]] = []
     for rx in (

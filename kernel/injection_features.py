@@ -4,7 +4,9 @@ The MiniLM sentence embedding (``kernel.injection_model``) reads English well an
 poorly, and it sees meaning rather than who a sentence is addressed to. These features add what an
 injection needs whatever its wording or language: a reader that is an AI, a request to drop prior
 instructions, to reveal the hidden prompt, to send secrets to an address, to take on a persona
-without limits, to act without telling the user. Each concept is a short lexicon of dictionary
+without limits, to act without telling the user, to keep a claim about "the user" for later
+(memory poisoning: an e-mail or a page speaks of its reader's user in the third person only when
+it addresses the agent). Each concept is a short lexicon of dictionary
 words in about twenty languages (not attack strings: "forget", "instructions", "password",
 "assistant"), matched as substrings of the casefolded window, so "vergiss", "olvida", "忘记" and
 "ignore" all light the same feature. The classifier learns how the concepts combine, together with
@@ -129,6 +131,32 @@ _ACTION = (
     "claim that", "write in your", "add a line", "add to every", "in your answer",
     "in your reply", "in your summary", "your answer", "your reply", "your response",
 )  # fmt: skip
+_PERSIST = (
+    "remember", "keep in mind", "bear in mind", "don't forget", "do not forget", "memoriz",
+    "memoris", "long-term memory", "your memory", "your notes", "store this", "store that",
+    "save this", "save that", "record this", "note this", "note that", "as a fact",
+    "as a preference", "standing preference", "standing instruction", "going forward",
+    "from now on", "from today", "in future", "for future", "every future", "all future",
+    "next time", "permanently", "forever", "henceforth", "merk dir", "merke dir", "merken sie",
+    "dauerhaft", "ab jetzt", "künftig", "zukünftig", "souviens", "retiens", "mémorise",
+    "désormais", "à l'avenir", "recuerda", "memoriza", "de ahora en adelante", "en adelante",
+    "ricorda", "memorizza", "d'ora in poi", "lembre", "lembra", "memorize", "daqui em diante",
+    "onthoud", "voortaan", "zapamiętaj", "zapamietaj", "od teraz", "kom ihåg", "hädanefter",
+    "hatırla", "bundan sonra", "запомни", "запомните", "навсегда", "отныне", "впредь",
+    "запам'ятай", "відтепер", "覚えて", "記憶して", "今後", "これから", "记住", "記住", "永久",
+    "从现在开始", "今后", "以后", "기억해", "앞으로", "영구", "تذكر", "احفظ", "من الآن",
+    "याद रख", "अब से", "hãy nhớ", "từ nay", "ingat", "mulai sekarang", "זכור", "מעכשיו",
+    "θυμήσου", "από τώρα", "จำไว้", "ต่อจากนี้", "به خاطر بسپار", "از این به بعد",
+)  # fmt: skip
+_THE_USER = (
+    "the user", "this user", "the user's", "users'", "the account owner", "the owner of",
+    "the customer's preference", "der nutzer", "des nutzers", "dem nutzer", "der benutzer",
+    "des benutzers", "l'utilisateur", "l’utilisateur", "el usuario", "del usuario", "al usuario",
+    "l'utente", "dell'utente", "o usuário", "do usuário", "ao usuário", "de gebruiker",
+    "użytkownik", "användaren", "kullanıcı", "пользовател", "користувач", "ユーザー", "利用者",
+    "用户", "用戶", "사용자", "المستخدم", "उपयोगकर्ता", "người dùng", "pengguna", "המשתמש",
+    "ο χρήστης", "του χρήστη", "ผู้ใช้", "کاربر",
+)  # fmt: skip
 _ADDRESS_RE = re.compile(
     r"(?:note|message|notice|instruction|instructions|directive|reminder|attention|p\.s\.|hey|dear"
     r"|hello|hi)\s*(?:to|for)?\s*(?:the|any|all|every|whichever|whoever|whatever)?\s*(?:[a-z-]+\s)?"
@@ -175,6 +203,9 @@ NAMES: tuple[str, ...] = (
     "hidden",
     "second_person",
     "imperative",
+    "persist",
+    "the_user",
+    "persist_user",
 )
 """The feature names, in the order :func:`features` returns them."""
 
@@ -197,6 +228,8 @@ def features(window: str) -> tuple[float, ...]:
     target = 1.0 if _TARGET_RE.search(view) else 0.0
     words = max(1, len(view.split()))
     second = min(1.0, 8.0 * len(_SECOND_RE.findall(view)) / words)
+    persist = _any(view, _PERSIST)
+    the_user = _any(view, _THE_USER)
     return (
         ai,
         override,
@@ -218,4 +251,7 @@ def features(window: str) -> tuple[float, ...]:
         1.0 if _HIDDEN_RE.search(view) else 0.0,
         second,
         min(1.0, len(_IMPERATIVE_RE.findall(view)) / 3.0),
+        persist,
+        the_user,
+        persist * the_user,
     )
