@@ -16,8 +16,8 @@ from typing import Any
 from state.instance import Instance
 from tests.graph.test_safety_chain import (
     faulty_skill,
+    flap,
     flapping_index,
-    reweight_goals,
     set_config,
     talked_to,
 )
@@ -79,16 +79,7 @@ def burst() -> Fault:
         fault.state["folders"] = flapping_index(instance)
 
     def after(instance: Instance, row: Row) -> None:
-        if row["cycle"] < 3:
-            return
-        down = (row["cycle"] // 2) % 2 == 0
-        for folder in fault.state["folders"]:
-            marker = folder / "BROKEN"
-            if down:
-                marker.write_text("the index is rebuilding")
-            elif marker.exists():
-                marker.unlink()
-        reweight_goals(instance, row["cycle"])
+        flap(instance, fault.state["folders"], row["cycle"])
 
     fault.setup, fault.after = setup, after
     return fault

@@ -278,6 +278,20 @@ def flapping_index(instance: Instance) -> list[Path]:
     return [faulty_skill(instance, name, "broken") for name in ("beliefs", "recall", "gaps")]
 
 
+def flap(instance: Instance, folders: list[Path], cycle: int) -> None:
+    """From cycle 3 the index is down two cycles and up two, and the goals are reweighted."""
+    if cycle < 3:
+        return
+    down = (cycle // 2) % 2 == 0
+    for folder in folders:
+        marker = folder / "BROKEN"
+        if down:
+            marker.write_text("the index is rebuilding")
+        elif marker.exists():
+            marker.unlink()
+    reweight_goals(instance, cycle)
+
+
 def reweight_goals(instance: Instance, cycle: int) -> None:
     """Another process rewrites the goals' weights (as a second agent or a script would)."""
     path = next(instance.goals_dir.glob("*.json"))
@@ -307,15 +321,7 @@ def test_c_a_burst_of_large_self_updates_halves_stabilizes_escalates_and_cools_d
         if "cycle" not in row:
             return
         rows.append(row)
-        if row["cycle"] >= 3:
-            down = (row["cycle"] // 2) % 2 == 0
-            for folder in folders:
-                marker = folder / "BROKEN"
-                if down:
-                    marker.write_text("the index is rebuilding")
-                elif marker.exists():
-                    marker.unlink()
-            reweight_goals(instance, row["cycle"])
+        flap(instance, folders, row["cycle"])
 
     run(deps, cycles=18, emit=emit, sleep=clock.sleep)
     # clamps: no update ever moved the identity further than the caps allow
