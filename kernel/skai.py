@@ -1274,6 +1274,41 @@ def off_topic(draft: str, user_text: str, *, similarity: float | None = None) ->
     return draft_relevance(draft, user_text, similarity=similarity) < RELEVANCE_MIN
 
 
+REPEAT_MIN = 0.85
+"""A draft whose content stems overlap an earlier reply's this much, both ways, repeats it."""
+REPEAT_MIN_TERMS = 3
+"""Drafts with fewer content stems ("Sure!", "Hi there") are too short to call a repeat."""
+SAME_QUESTION_MIN = 0.6
+"""An earlier exchange whose message shares this much of the present one asked the same thing."""
+
+
+def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str]]) -> bool:
+    """Say whether ``draft`` restates one of the agent's ``earlier`` replies to another message.
+
+    ``earlier`` holds (message, reply) pairs, most recent last. A small model often copies its
+    last reply from the dialogue in its prompt instead of answering ("Welcome to Lisbon!" to
+    "Where do I live now?"). A draft repeats when its content stems and the reply's cover each
+    other at ``REPEAT_MIN`` or more; a reply to the same question asked again (messages sharing
+    ``SAME_QUESTION_MIN`` of their stems) may be repeated: the same answer is then correct.
+    """
+    said = set(_content_stems(_fold(draft)))
+    if len(said) < REPEAT_MIN_TERMS:
+        return False
+    asked = set(_content_stems(_fold(user_text)))
+    for message, reply in earlier:
+        before = set(_content_stems(_fold(reply)))
+        if not before:
+            continue
+        shared = len(said & before)
+        if shared / len(said) < REPEAT_MIN or shared / len(before) < REPEAT_MIN:
+            continue
+        then = set(_content_stems(_fold(message)))
+        if asked and len(asked & then) / len(asked) >= SAME_QUESTION_MIN:
+            continue
+        return True
+    return False
+
+
 def _beats(new: tuple[float, ...], old: tuple[float, ...]) -> bool:
     for a, b in zip(new, old, strict=True):
         if not _is_tie(a, b):

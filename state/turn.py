@@ -80,7 +80,8 @@ class Candidate(BaseModel):
     id: str
     text: str
     intent: str = ""
-    origin: Literal["draft", "counterfactual", "redraft", "fallback"] = "draft"
+    origin: Literal["draft", "counterfactual", "redraft", "fallback", "ack"] = "draft"
+    """``ack``: the message only set a norm, and its acknowledgement is the whole reply."""
     axes: dict[str, float] = Field(default_factory=dict)
     lam: float = 0.0
 

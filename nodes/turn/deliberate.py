@@ -29,6 +29,8 @@ Update = dict[str, object]
 EFFORT_VOTE = 0.3
 """Weight the effort budgeter's depth adds to its mode's score (it reads intent and stakes)."""
 ALTERNATIVE_MODES: tuple[Mode, ...] = ("work",)
+REPEAT_WINDOW = 3
+"""How many recent exchanges a draft is checked against for copying an earlier reply."""
 """Modes whose drafts step also writes an alternative (deep gets one from counterfactual_probe)."""
 
 FALLBACKS: dict[str, str] = {
@@ -316,7 +318,15 @@ def draft_values(
     }
 
 
-def _draft(state: TurnState, deps: Services, *, intent: str, origin: str, guidance: str) -> Update:
+def _draft(
+    state: TurnState,
+    deps: Services,
+    *,
+    intent: str,
+    origin: str,
+    guidance: str,
+    dialogue: bool = True,
+) -> Update:
     fallback = FALLBACKS[state.surface.modality]
     if state.external_ref:
         wrapped = deps.vault.get(state.external_ref)
@@ -333,7 +343,7 @@ def _draft(state: TurnState, deps: Services, *, intent: str, origin: str, guidan
             "drafts",
             mode=state.mode,
             values=draft_values(state, deps, guidance=guidance),
-            history=[(x.user, x.reply) for x in state.history[-2:]],
+            history=[(x.user, x.reply) for x in state.history[-2:]] if dialogue else [],
             fallback=fallback,
         )
         text, ok, reason, calls = thought.text, thought.ok, thought.reason, state.llm_calls + 1
@@ -395,8 +405,20 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
     if state.candidates:  # a re-draft requested by lambda_select
         best = state.candidates[state.chosen] if state.chosen >= 0 else state.candidates[-1]
         kind = "off_topic" if skai.off_topic(best.text, state.user_text) else "redraft"
+        if skai.repeats_earlier(best.text, state.user_text, _earlier(state)):
+            kind = "repeat"  # without the dialogue it copied from
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
-        return _draft(state, deps, intent=intent, origin="redraft", guidance=guidance)
+        return _draft(
+            state,
+            deps,
+            intent=intent,
+            origin="redraft",
+            guidance=guidance,
+            dialogue=kind != "repeat",
+        )
+    if only_sets_norms(state):  # "Call me Sam.": nothing to answer but the instruction
+        ack = Candidate(id="c1", text=state.norm_ack, intent=intent, origin="ack")
+        return {"candidates": [ack], "note": "c1 (ack: the message only set a norm; no model call)"}
     first = _draft(state, deps, intent=intent, origin="draft", guidance="")
     alt = _alternative_intent(state)
     after = _apply(state, first)
@@ -465,12 +487,23 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     max_internal_candidates candidates, within the mode's model-call budget).
     """
     relevance = [skai.draft_relevance(c.text, state.user_text) for c in state.candidates]
-    eligible = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
-    pool = eligible or list(range(len(state.candidates)))
+    earlier = _earlier(state)
+    repeats = [skai.repeats_earlier(c.text, state.user_text, earlier) for c in state.candidates]
+    on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
+    eligible = [i for i in on_topic if not repeats[i]]
+    pool = eligible or on_topic or list(range(len(state.candidates)))
     chosen = pool[skai.select_candidate([state.candidates[i].axes for i in pool])]
     best = state.candidates[chosen]
     route = "inner_dialogue" if state.mode == "deep" else "done"
-    reason = "off-topic" if not eligible else "fallback" if best.origin == "fallback" else ""
+    reason = (
+        "off-topic"
+        if not on_topic
+        else "a repeat of an earlier reply"
+        if not eligible
+        else "fallback"
+        if best.origin == "fallback"
+        else ""
+    )
     tool_next = bool(reason) and _tool_will_run(state, deps)
     if (
         reason
@@ -484,8 +517,10 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
         f"chose {best.id} (Λ={best.lam:.2f}, T={best.axes.get('T', 0):.2f}, "
         f"relevance={relevance[chosen]:.2f})"
     )
-    if len(eligible) < len(state.candidates) and eligible:
-        notes += f"; {len(state.candidates) - len(eligible)} off-topic candidate(s) set aside"
+    if eligible and (off := len(state.candidates) - len(on_topic)):
+        notes += f"; {off} off-topic candidate(s) set aside"
+    if eligible and (copied := len(on_topic) - len(eligible)):
+        notes += f"; {copied} candidate(s) repeating an earlier reply set aside"
     if route == "redraft":
         notes += f"; best draft is {reason}: re-draft"
     elif tool_next:  # the re-draft with the tool's result will rewrite it: keep the call for it
@@ -493,6 +528,11 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     elif reason:
         notes += f"; best draft is {reason}, no re-draft left (one per turn, budget)"
     return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
+
+
+def _earlier(state: TurnState) -> list[tuple[str, str]]:
+    """Return the recent (message, reply) exchanges a draft must not copy."""
+    return [(x.user, x.reply) for x in state.history[-REPEAT_WINDOW:]]
 
 
 def _tool_will_run(state: TurnState, deps: Services) -> bool:

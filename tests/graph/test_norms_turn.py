@@ -131,3 +131,19 @@ def test_an_instruction_alone_is_acknowledged_in_talk_mode(turn: TurnRunner) -> 
     assert first.mode == "talk"
     second = turn("Call me Sam. Can you write a step by step plan for my week?")
     assert second.norm_ack and second.mode == "work"
+
+
+def test_an_instruction_alone_is_answered_by_its_acknowledgement(
+    turn: TurnRunner, prompts: list[str]
+) -> None:
+    """Nothing is asked but the instruction: the acknowledgement is the reply, no model call.
+
+    (A small model asked to draft here copied its previous reply.) A message that also asks
+    something still gets a draft.
+    """
+    first = turn(INSTRUCTION)
+    assert first.reply == first.norm_ack and first.llm_calls == 0 and prompts == []
+    assert [c.origin for c in first.candidates] == ["ack"]
+    second = turn("Call me Sam. What fruit should I buy this week?")
+    assert second.norm_ack and second.llm_calls >= 1 and prompts
+    assert "pears" in second.reply

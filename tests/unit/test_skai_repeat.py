@@ -1,0 +1,38 @@
+"""skai.repeats_earlier: a draft copying an earlier reply to another message."""
+
+import pytest
+
+from kernel.skai import repeats_earlier
+
+EARLIER = [
+    ("Hi! I'm Dana, I just moved to Lisbon.", "Dana! Welcome to Lisbon! How can I help you today?")
+]
+
+
+@pytest.mark.parametrize(
+    ("draft", "message", "expected"),
+    [
+        ("Dana! Welcome to Lisbon! How can I help you today?", "Where do I live now?", True),
+        ("Welcome to Lisbon, Dana. How can I help you today?", "What should I cook tonight?", True),
+        ("You live in Lisbon now, Dana.", "Where do I live now?", False),
+        ("Sure!", "Thanks", False),  # too short to call a repeat
+        # the same message again: the same answer is right
+        (
+            "Dana! Welcome to Lisbon! How can I help you today?",
+            "Hi, I'm Dana, I just moved to Lisbon!",
+            False,
+        ),
+        # shares words, but says much more: not a copy
+        (
+            "Lisbon is hilly, Dana: trams 28 and 12 help, and the metro covers the centre today.",
+            "How do I get around?",
+            False,
+        ),
+    ],
+)
+def test_repeats_earlier(draft: str, message: str, expected: bool) -> None:
+    assert repeats_earlier(draft, message, EARLIER) is expected
+
+
+def test_no_earlier_reply_no_repeat() -> None:
+    assert not repeats_earlier("Dana! Welcome to Lisbon!", "Where do I live?", [])
