@@ -82,20 +82,60 @@ _TRAILING_TIME_RE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE_VALUES = frozenset({"it", "this", "that", "there", "here", "them", "mine", "fine", "ok"})
+_HEDGE_RE = re.compile(
+    r"\b(?:if|maybe|might|would|could|should|wish|hope|suppose|whether|used to)\b", re.IGNORECASE
+)
+"""A hedge anywhere in a sentence: none of its clauses asserts ("Maybe, I live in Lisbon")."""
+_CLAUSE_RE = re.compile(
+    r"(?:,|;|\s+-\s+|\s+(?:and|but|so)\b)\s*(?=(?:and\s+|but\s+|so\s+)?(?:i|i'm|i've|my)\b)",
+    re.IGNORECASE,
+)
+"""A clause boundary inside a sentence: before a new first-person subject ("I'm Dana, I live …")."""
+_CONTRAST_RE = re.compile(
+    r"(?<=\w)\s*,?\s+(?:not|rather than|instead of)\s+[^,;]+$|^(?:not\s+[^,;]+,\s*but\s+)",
+    re.IGNORECASE,
+)
+"""A correction's contrast ("I moved to Porto, not Lisbon"): the affirmative part still asserts."""
+_GREETING_RE = re.compile(
+    r"^\W*(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening)|yo)\b",
+    re.IGNORECASE,
+)
+_INTRODUCTION_RE = re.compile(
+    r"^(?:i'm|i am|this is|it's)\s+((?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?))$", re.IGNORECASE
+)
+"""After a greeting, "I'm Dana" introduces the speaker (a capitalised name, nothing more)."""
+_NOT_NAMES = re.compile(r"(?:ese|ish)$", re.IGNORECASE)
+"""Capitalised words after "I'm" that are languages or nationalities ("Japanese", "Polish")."""
 
 
 def extract_facts(text: str) -> list[Fact]:
     """Return the slot values ``text`` asserts about its speaker (first person, affirmative)."""
     facts: list[Fact] = []
+    greeted = bool(_GREETING_RE.match(text))
     for raw in _SENTENCE_RE.findall(text):
         sentence = raw.strip()
-        if not sentence or _NON_ASSERTIVE_RE.search(sentence):
+        if not sentence or sentence.endswith("?") or _HEDGE_RE.search(sentence):
             continue
-        clause = _LEAD_RE.sub("", sentence).rstrip(".! ")
-        fact = _relation_fact(clause, sentence) or _possessive_fact(clause, sentence)
-        if fact is not None and all(f.slot_key != fact.slot_key for f in facts):
-            facts.append(fact)
+        for part in _CLAUSE_RE.split(sentence):
+            clause = _CONTRAST_RE.sub("", _LEAD_RE.sub("", part.strip())).rstrip(".! ")
+            if not clause or _NON_ASSERTIVE_RE.search(clause):
+                continue
+            fact = (
+                _relation_fact(clause, sentence)
+                or _possessive_fact(clause, sentence)
+                or (_introduction(clause, sentence) if greeted else None)
+            )
+            if fact is not None and all(f.slot_key != fact.slot_key for f in facts):
+                facts.append(fact)
     return facts
+
+
+def _introduction(clause: str, sentence: str) -> Fact | None:
+    """Return the name in "Hi! I'm Dana" (after a greeting only: "I'm Tired" names nobody)."""
+    match = _INTRODUCTION_RE.match(clause)
+    if not match or _NOT_NAMES.search(match.group(1)):
+        return None
+    return Fact("user.profile.name", match.group(1), sentence)
 
 
 def _relation_fact(clause: str, sentence: str) -> Fact | None:
@@ -171,6 +211,10 @@ _SLOT_PHRASES = {
     "user.health.allergy": "what I am allergic to",
     "user.profile.languages": "the languages I speak",
 }
+
+STATED_SLOTS = frozenset(_SLOT_PHRASES)
+"""Slots the grammar reads from the user's own statements: only a statement sets them (an
+inference pass may not claim them from a question or a topic: "name = JVM")."""
 
 
 def slot_phrase(slot_key: str) -> str:

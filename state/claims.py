@@ -21,9 +21,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from kernel.facts import STATED_SLOTS
 from kernel.memory import USER_ENTITY, inferred_confidence, valid_slot
 from state.records import MemoryEntry
 from state.tiers import normalise_value
+
+_SENTENCE_SPLIT = re.compile(r"[^.!?\n]+[.!?]*")
+_FIRST_PERSON = frozenset({"i", "i'm", "im", "my", "me", "mine", "myself", "i've", "i'd"})
 
 CHAT_ENTITY = USER_ENTITY
 """§15 entity of the person chatting in ``lumen chat``: every chat claim is about them."""
@@ -227,8 +231,29 @@ def _problem(proposal: ClaimProposal, source: Source) -> str:
     return (
         slot_problem(proposal.slot.strip())
         or value_problem(clean_value(proposal.value), proposal.slot.strip(), source.text)
+        or stated_problem(proposal.slot.strip(), clean_value(proposal.value), source.text)
         or confidence_problem(proposal.confidence)
     )
+
+
+def stated_problem(slot: str, value: str, text: str) -> str:
+    """Return why a claim on a slot about who the user is is refused ("" when it is not).
+
+    Name, location, employer, allergies and languages are facts the user states about
+    themselves (``kernel.facts`` reads the plain statements as beliefs). A small model's
+    inference pass claimed "name = JVM" and "location = low latency services" from a question
+    about garbage collectors: such a claim stands only when a sentence of the cited memory that
+    carries the value is a first-person assertion (not a question), e.g. "Oslo is cold in
+    winter, and I live there."
+    """
+    if slot not in STATED_SLOTS:
+        return ""
+    wanted = set(words(value))
+    for sentence in _SENTENCE_SPLIT.findall(text):
+        said = words(sentence)
+        if wanted <= said and said & _FIRST_PERSON and not sentence.rstrip().endswith("?"):
+            return ""
+    return "a fact about who the user is, and no first-person statement in the memory carries it"
 
 
 def judge(

@@ -121,6 +121,32 @@ def test_ungrounded_value_is_dropped_and_the_reason_recorded(instance: Instance)
     assert sum("not grounded" in reason for reason in note.meta["dropped"]) == 2
 
 
+def test_who_the_user_is_is_never_claimed_from_a_question(instance: Instance) -> None:
+    """What a 0.5B model inferred from questions in a real chat: each word occurs, none is said.
+
+    A topic the question shows (a language the user is learning) may still be a hypothesis.
+    """
+    answer = claims_json(
+        ("m1", "user.profile.name", "JVM", 0.6),
+        ("m1", "user.profile.location", "low latency services", 0.5),
+        ("m1", "user.preference.language", "Go", 0.3),
+        ("m2", "user.profile.name", "Portuguese", 0.6),
+        ("m2", "user.interest.language", "Portuguese", 0.5),
+    )
+    deps, claims, _ = run(
+        instance,
+        answer,
+        "JVM vs Go GC for low latency services: which should I pick?",
+        "What are three tips for learning Portuguese?",
+    )
+    assert sorted((c.slot_key, c.value) for c in claims) == [
+        ("user.interest.language", "Portuguese"),
+        ("user.preference.language", "Go"),
+    ]
+    [note] = kernel_notes(deps)
+    assert sum("no first-person statement" in r for r in note.meta["dropped"]) == 3
+
+
 @pytest.mark.parametrize(
     "slot", ["Profile Name", "user", "market.trend.oslo", "user.profile.a.b.c.d", "user..name"]
 )
