@@ -245,6 +245,10 @@ class Deps:
         """Map each superseded value of a current user fact to the value that replaced it."""
         return signals.belief_corrections(self)
 
+    def user_facts(self) -> dict[str, str]:
+        """Map each current slot of the chat user to its value."""
+        return signals.user_facts(self)
+
     def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
         """Turn the user's first-person statements into belief observations."""
         return signals.record_statement(self, entry)

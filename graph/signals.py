@@ -192,6 +192,11 @@ def _replaced_values(deps: Services) -> dict[str, list[str]]:
     return replaced
 
 
+def user_facts(deps: Services) -> dict[str, str]:
+    """Map each current slot of the chat user to its value."""
+    return {s.slot_key: str(s.value) for s in deps.store.tiers.current_slots(CHAT_ENTITY)}
+
+
 def belief_corrections(deps: Services) -> dict[str, str]:
     """Map each superseded value of a current user fact to the value that replaced it."""
     current = {s.slot_key: str(s.value) for s in deps.store.tiers.current_slots(CHAT_ENTITY)}

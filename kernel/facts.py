@@ -12,7 +12,8 @@ assert nothing and yield no fact.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 from kernel.memory import slugify, valid_slot
 
@@ -26,6 +27,8 @@ class Fact:
     slot_key: str
     value: str
     sentence: str
+    clause: str = ""
+    """The clause that asserts it, as written (empty when it is the whole sentence)."""
 
 
 _SENTENCE_RE = re.compile(r"[^.!?;\n]+[.!?]?")
@@ -126,7 +129,7 @@ def extract_facts(text: str) -> list[Fact]:
                 or (_introduction(clause, sentence) if greeted else None)
             )
             if fact is not None and all(f.slot_key != fact.slot_key for f in facts):
-                facts.append(fact)
+                facts.append(replace(fact, clause=part.strip()))
     return facts
 
 
@@ -247,6 +250,64 @@ def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None
     if corrected_from and corrected_from != value:
         sentence += f" (corrected from {corrected_from})"
     return sentence + "."
+
+
+_TOLD_TEMPLATES = {
+    "user.profile.name": "your name is {value}",
+    "user.profile.location": "you live in {value}",
+    "user.profile.employer": "you work at {value}",
+    "user.health.allergy": "you are allergic to {value}",
+    "user.profile.languages": "you speak {value}",
+}
+
+
+def told_sentence(slot_key: str, value: str, corrected_from: str | None = None) -> str:
+    """Say a user fact back to the user ("you live in Porto (not Lisbon)")."""
+    template = _TOLD_TEMPLATES.get(slot_key)
+    if template is None:
+        template = "your " + slot_key.split(".", 2)[-1].replace("_", " ") + " is {value}"
+    told = template.format(value=value)
+    if corrected_from and corrected_from.casefold() != value.casefold():
+        told += f" (not {corrected_from})"
+    return told
+
+
+_FIRST_TO_SECOND = (
+    (re.compile(r"\bI am\b"), "you are"),
+    (re.compile(r"\bI'm\b"), "you're"),
+    (re.compile(r"\bI've\b"), "you've"),
+    (re.compile(r"\bI\b"), "you"),
+    (re.compile(r"\b[Mm]yself\b"), "yourself"),
+    (re.compile(r"\b[Mm]ine\b"), "yours"),
+    (re.compile(r"\b[Mm]y\b"), "your"),
+    (re.compile(r"\b[Mm]e\b"), "you"),
+)
+
+
+def second_person(clause: str) -> str:
+    """Turn a first-person clause into the second person ("I live in Porto" -> "You live …")."""
+    text = clause
+    for pattern, replacement in _FIRST_TO_SECOND:
+        text = pattern.sub(replacement, text)
+    stripped = text.lstrip()
+    if stripped[:1].islower() and clause.lstrip()[:1].isupper():
+        text = text[: len(text) - len(stripped)] + stripped[:1].upper() + stripped[1:]
+    return text
+
+
+def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
+    """Return the clauses in which a reply states one of the user's facts as the agent's own.
+
+    A small model reading "The user lives in Porto" often answers "I live in Porto." A
+    first-person clause of the reply that asserts exactly a current user fact (same slot, same
+    value) mixes up the speakers; :func:`second_person` says it back to the user.
+    """
+    wanted = {slot: value.casefold() for slot, value in user_facts.items()}
+    return [
+        fact.clause or fact.sentence
+        for fact in extract_facts(reply)
+        if wanted.get(fact.slot_key) == fact.value.casefold()
+    ]
 
 
 def stale_mentions(reply: str, corrections: dict[str, str]) -> list[tuple[str, str]]:

@@ -181,6 +181,9 @@ class Services(Protocol):
     def belief_corrections(self) -> dict[str, str]:
         """Map each superseded value of a current user fact to the value that replaced it."""
 
+    def user_facts(self) -> dict[str, str]:
+        """Map each current slot of the chat user to its value."""
+
     def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
         """Turn the user's first-person statements into belief observations."""
 

@@ -146,9 +146,12 @@ class TurnState(TurnInput):
     norms: list[str] = Field(default_factory=list)
     """The user's standing instructions (active norms), as prompt lines."""
     beliefs: list[str] = Field(default_factory=list)
+    """What is currently believed about the user, as third-person facts (corrections named)."""
     corrections: dict[str, str] = Field(default_factory=dict)
     """Superseded values of user facts -> their current values (the reply must not restate them)."""
-    """What is currently believed about the user, as third-person facts (corrections named)."""
+    user_facts: dict[str, str] = Field(default_factory=dict)
+    """Current user slot -> value: compose_final says a fact the reply claims as the agent's own
+    back to the user, and acknowledges the facts a message stated when the draft failed."""
     context_memories: list[str] = Field(default_factory=list)
     surface: Surface = Field(default_factory=Surface)
     reality: RealityCheck = Field(default_factory=RealityCheck)

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel import skai
-from kernel.facts import stale_mentions
+from kernel.facts import extract_facts, misattributed, second_person, stale_mentions, told_sentence
 from kernel.grammar import render_reply
 from kernel.injection import wrap
 from kernel.presentation import Presentation, carries, render, without_echo
@@ -279,8 +279,12 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     ]
     draft = strip_scaffold(strip_echo(draft, state.user_text), prompt_headings())
     if not draft.strip():  # the model only repeated the message (or copied the prompt)
-        draft = FALLBACKS[state.surface.modality]
-        degraded.append("compose_final: the draft only repeated the message; fallback used")
+        noted = _noted(state)
+        draft = noted or FALLBACKS[state.surface.modality]
+        degraded.append(
+            "compose_final: the draft only repeated the message; "
+            + ("the facts it stated are acknowledged" if noted else "fallback used")
+        )
     unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
@@ -298,6 +302,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
 
     names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])
     reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
+    # "I live in Porto": a small model says the user's facts as its own; say them to the user.
+    for clause in misattributed(reply, state.user_facts):
+        reply = reply.replace(clause, second_person(clause), 1)
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
         render_prompt("drafts/correction", old=old, current=current).strip()
@@ -312,6 +319,23 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         "llm_calls": calls,
         "note": f"grammar={grammar}, {len(unsupported)} claims tagged as hypotheses",
     }
+
+
+def _noted(state: TurnState) -> str:
+    """Acknowledge the facts the user's message stated and the kernel now believes ("" if none).
+
+    The reply when the draft only echoed a statement such as "Actually I moved to Porto, not
+    Lisbon": "Noted: you live in Porto (not Lisbon)." Untrusted content states nothing.
+    """
+    if state.tainted or state.external_ref:
+        return ""
+    earlier = {current.casefold(): old for old, current in state.corrections.items()}
+    told = [
+        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()))
+        for f in extract_facts(state.user_text)
+        if state.user_facts.get(f.slot_key, "").casefold() == f.value.casefold()
+    ]
+    return render_prompt("drafts/noted", facts="; ".join(told)).strip() if told else ""
 
 
 def post_eval(state: TurnState, *, deps: Services) -> Update:

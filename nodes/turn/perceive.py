@@ -172,6 +172,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "me": me,
         "beliefs": beliefs,
         "corrections": deps.belief_corrections(),
+        "user_facts": deps.user_facts(),
         "context_memories": memories,
         "contradictions": contradictions,
         "degraded": degraded,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kernel.facts import extract_facts
+from kernel.facts import extract_facts, misattributed, second_person, told_sentence
 
 LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.profile.employer"
 
@@ -37,3 +37,27 @@ LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.p
 )
 def test_extract_facts(text: str, expected: dict[str, str]) -> None:
     assert {f.slot_key: f.value for f in extract_facts(text)} == expected
+
+
+FACTS = {LOCATION: "Porto", NAME: "Dana"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("I live in Porto.", ["You live in Porto."]),
+        ("My name is Dana.", ["Your name is Dana."]),
+        ("I'm glad you asked, I live in Porto.", ["You live in Porto."]),
+        ("Hello Dana! I moved to Porto today.", ["You moved to Porto today."]),
+        ("You live in Porto.", []),  # already said to the user
+        ("I live in Lisbon.", []),  # not the user's fact: the agent's own (or wrong) claim
+        ("I live in the cloud.", []),
+    ],
+)
+def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: list[str]) -> None:
+    assert [second_person(c) for c in misattributed(reply, FACTS)] == expected
+
+
+def test_told_sentence_names_the_correction() -> None:
+    assert told_sentence(LOCATION, "Porto", "Lisbon") == "you live in Porto (not Lisbon)"
+    assert told_sentence("user.profile.pet_name", "Luna") == "your pet name is Luna"

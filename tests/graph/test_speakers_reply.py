@@ -1,0 +1,51 @@
+"""The reply keeps the speakers apart, whatever a small model writes.
+
+Seen on Qwen2.5-Coder-0.5B through llama.cpp's server: told "Hi! I'm Dana, I just moved to
+Lisbon", then "Actually I moved to Porto, not Lisbon", it echoed the correction (the kernel fell
+back to "I hear you. Tell me more?") and then answered "Where do I live now?" with "I live in
+Porto." and "What's my name?" with "My name is Dana."
+"""
+
+from collections.abc import Sequence
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from tests.graph.conftest import TurnRunner
+from tests.scripted import ScriptedChatModel
+
+REPLIES = {
+    "Hi! I'm Dana, I just moved to Lisbon.": "Hello Dana! Lisbon is lovely in spring.",
+    "Actually I moved to Porto, not Lisbon.": "Actually I moved to Porto, not Lisbon.",
+    "Where do I live now?": "I live in Porto. It is a lovely city.",
+    "What's my name?": "My name is Dana.",
+    "Where do you live?": "I live in the cloud, on a server somewhere.",
+}
+
+
+@pytest.fixture
+def model() -> ScriptedChatModel:
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        return REPLIES.get(str(messages[-1].content).strip(), "Tell me more.")
+
+    return ScriptedChatModel(respond=respond)
+
+
+def test_a_correction_echoed_by_the_model_is_acknowledged(turn: TurnRunner) -> None:
+    turn("Hi! I'm Dana, I just moved to Lisbon.")
+    state = turn("Actually I moved to Porto, not Lisbon.")
+    assert state.user_facts == {"user.profile.name": "Dana", "user.profile.location": "Porto"}
+    assert state.reply == "Noted: you live in Porto (not Lisbon)."
+    assert any("facts it stated are acknowledged" in d for d in state.degraded)
+
+
+def test_the_users_facts_said_as_the_agents_own_are_said_back_to_the_user(
+    turn: TurnRunner,
+) -> None:
+    turn("Hi! I'm Dana, I just moved to Lisbon.")
+    turn("Actually I moved to Porto, not Lisbon.")
+    assert turn("Where do I live now?").reply == "You live in Porto. It is a lovely city."
+    assert turn("What's my name?").reply == "Your name is Dana."
+    # the agent's own first-person sentences are left alone
+    own = turn("Where do you live?").reply
+    assert own.endswith("I live in the cloud, on a server somewhere.") and "You" not in own
