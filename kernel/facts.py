@@ -215,6 +215,27 @@ _SLOT_PHRASES = {
     "user.profile.languages": "the languages I speak",
 }
 
+_RECALL_QUESTION_RE = re.compile(
+    r"\?\s*$|^\W*(?:where|what|what's|whats|which|who|when|how|do|does|did|can|could|remind)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|my|me|mine)\b", re.IGNORECASE)
+_ADVICE_RE = re.compile(r"\b(?:should|would|might|shall|ought)\b", re.IGNORECASE)
+
+
+def recall_question(text: str) -> bool:
+    """Say whether ``text`` asks something about the user themselves ("Where do I live now?").
+
+    A question in the first person that asks for no advice: "Where should I live?" wants an
+    opinion, not what the user said.
+    """
+    return bool(
+        _RECALL_QUESTION_RE.search(text.strip())
+        and _FIRST_PERSON_RE.search(text)
+        and not _ADVICE_RE.search(text)
+    )
+
+
 STATED_SLOTS = frozenset(_SLOT_PHRASES)
 """Slots the grammar reads from the user's own statements: only a statement sets them (an
 inference pass may not claim them from a question or a topic: "name = JVM")."""

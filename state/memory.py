@@ -77,6 +77,10 @@ STRIP_NAMES = True
 """Embed the question without the names of known speakers (``kernel.memory.strip_names``)."""
 RESTATED_SCOPE = 40  # candidates (by cosine) checked for being restated by a newer one
 BELIEF_MATCH = 0.45  # a query this similar to a belief's description recalls its sources
+ASKED_MATCH = 0.55
+"""A question this similar to a slot's description (no value) asks about that slot."""
+ASKED_MARGIN = 0.05
+"""... and at least this much more similar to it than to any other slot."""
 
 HitSource = Literal["recent", "semantic", "lexical", "belief", "both"]
 
@@ -400,6 +404,28 @@ class MemoryStore:
         Porto"); the result is ``(slot, description, similarity)`` at or above ``threshold``.
         """
         return self._beliefs_near(self._embed([query])[0], threshold)
+
+    def asked_belief(self, question: str) -> SlotValue | None:
+        """Return the user's current belief ``question`` asks about, or None.
+
+        The question is compared with each slot's description without its value ("the city
+        where I live"), so "Where is Lisbon?" does not match the value Lisbon: the best slot must
+        reach ``ASKED_MATCH`` and beat the next by ``ASKED_MARGIN`` ("What's my name?" must not
+        be read as the dog's name).
+        """
+        import numpy as np
+
+        slots = self.tiers.current_slots(USER_ENTITY)
+        if not slots:
+            return None
+        phrases = [slot_phrase(s.slot_key) for s in slots]
+        sims = self._phrase_vectors(phrases) @ self._embed([question])[0]
+        order = np.argsort(-sims)
+        best = float(sims[order[0]])
+        runner_up = float(sims[order[1]]) if len(order) > 1 else 0.0
+        if best < ASKED_MATCH or best - runner_up < ASKED_MARGIN:
+            return None
+        return slots[int(order[0])]
 
     def _beliefs_near(self, query_vec: Any, threshold: float) -> list[tuple[SlotValue, str, float]]:
         slots = self.tiers.current_slots(USER_ENTITY)

@@ -149,6 +149,9 @@ class TurnState(TurnInput):
     """What is currently believed about the user, as third-person facts (corrections named)."""
     corrections: dict[str, str] = Field(default_factory=dict)
     """Superseded values of user facts -> their current values (the reply must not restate them)."""
+    asked_facts: dict[str, str] = Field(default_factory=dict)
+    """The user fact the message asks about ("Where do I live now?"): compose_final adds it to a
+    reply that does not say it."""
     user_facts: dict[str, str] = Field(default_factory=dict)
     """Current user slot -> value: compose_final says a fact the reply claims as the agent's own
     back to the user, and acknowledges the facts a message stated when the draft failed."""

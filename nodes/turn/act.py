@@ -305,6 +305,12 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # "I live in Porto": a small model says the user's facts as its own; say them to the user.
     for clause in misattributed(reply, state.user_facts):
         reply = reply.replace(clause, second_person(clause), 1)
+    # "Where do I live now?": a reply that does not say what the user told the agent gets it.
+    kept += [
+        render_prompt("drafts/recalled", fact=told_sentence(slot, value)).strip()
+        for slot, value in state.asked_facts.items()
+        if value.casefold() not in reply.casefold()
+    ]
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
         render_prompt("drafts/correction", old=old, current=current).strip()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from kernel import learning, skai
+from kernel.facts import recall_question
 from kernel.text import (
     CONSTRAINT,
     GREETINGS,
@@ -155,6 +156,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
             for o in outcomes
             if o.contradiction
         ]
+    trusted_user = not state.tainted and not external and state.source == "user"
     norms = _norms(state, deps, trusted=not state.tainted and not external)
     beliefs = deps.belief_context(state.user_text)  # after this turn's own statements count
     fresh = TurnState(user_text=state.user_text)
@@ -173,6 +175,11 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "beliefs": beliefs,
         "corrections": deps.belief_corrections(),
         "user_facts": deps.user_facts(),
+        "asked_facts": (
+            deps.asked_fact(state.user_text)
+            if trusted_user and recall_question(state.user_text)
+            else {}
+        ),
         "context_memories": memories,
         "contradictions": contradictions,
         "degraded": degraded,

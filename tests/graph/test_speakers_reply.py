@@ -7,11 +7,17 @@ Porto." and "What's my name?" with "My name is Dana."
 """
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
 
-from tests.graph.conftest import TurnRunner
+from graph.builder import build_turn_graph
+from graph.checkpoints import sqlite_saver
+from graph.session import run_turn
+from state.instance import Instance
+from tests.graph.conftest import TurnRunner, scripted_deps
 from tests.scripted import ScriptedChatModel
 
 REPLIES = {
@@ -49,3 +55,27 @@ def test_the_users_facts_said_as_the_agents_own_are_said_back_to_the_user(
     # the agent's own first-person sentences are left alone
     own = turn("Where do you live?").reply
     assert own.endswith("I live in the cloud, on a server somewhere.") and "You" not in own
+
+
+def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """What the user told the agent is recalled whatever the model says (embedding match).
+
+    Only first-person questions that ask for no advice, about one slot clearly ahead of the
+    others, and only when the reply does not already say the value.
+    """
+    deps = scripted_deps(instance, ScriptedChatModel(replies=["Tell me more."]))
+    with sqlite_saver(tmp_path / "facts.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "Hi! I'm Dana, I just moved to Lisbon.")
+        run_turn(compiled, "Actually I moved to Porto, not Lisbon.")
+        run_turn(compiled, "I'm allergic to peanuts.")
+        asked = run_turn(compiled, "Where do I live now?")
+        assert asked.asked_facts == {"user.profile.location": "Porto"}
+        assert asked.reply.endswith("(From what you told me: you live in Porto.)")
+        allergy = run_turn(compiled, "What am I allergic to?")
+        assert allergy.reply.endswith("(From what you told me: you are allergic to peanuts.)")
+        for text in ("Where should I live?", "Where is Porto?", "What should I cook tonight?"):
+            other = run_turn(compiled, text)
+            assert other.asked_facts == {} and "From what you told me" not in other.reply

@@ -2,7 +2,13 @@
 
 import pytest
 
-from kernel.facts import extract_facts, misattributed, second_person, told_sentence
+from kernel.facts import (
+    extract_facts,
+    misattributed,
+    recall_question,
+    second_person,
+    told_sentence,
+)
 
 LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.profile.employer"
 
@@ -61,3 +67,20 @@ def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: lis
 def test_told_sentence_names_the_correction() -> None:
     assert told_sentence(LOCATION, "Porto", "Lisbon") == "you live in Porto (not Lisbon)"
     assert told_sentence("user.profile.pet_name", "Luna") == "your pet name is Luna"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Where do I live now?", True),
+        ("what's my name", True),
+        ("Remind me where I work.", True),
+        ("Do you remember my dog's name?", True),
+        ("Where should I live?", False),  # advice, not recall
+        ("Could you tell me my name?", True),  # a polite request, not advice
+        ("Where is Lisbon?", False),  # not about the user
+        ("I live in Porto.", False),  # a statement
+    ],
+)
+def test_recall_question(text: str, expected: bool) -> None:
+    assert recall_question(text) is expected
