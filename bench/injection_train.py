@@ -41,8 +41,12 @@ project:
   injections buried in long documents, and hard negatives of the same surfaces (commands for
   human readers, runbooks, CI configs, security write-ups, instructions to people in 22 languages).
 - **bench/injection_heldout2.jsonl** and **bench/injection_heldout3.jsonl** (round 4): held out
-  for rounds 2 and 3, measured, then trained on. ``bench/injection_heldout4.jsonl`` (written blind
-  to the detector) is never read here.
+  for rounds 2 and 3, measured, then trained on.
+- **bench/injection_train_extra3.jsonl** (written blind to the detector for this project, CC0;
+  round 7): 250 injections weighted to tool abuse, buried instructions in long documents, memory
+  poisoning and 26 languages, and 250 hard negatives of the same surfaces; and
+  **bench/injection_heldout4.jsonl** (written blind, measured in round 6, trained on since round
+  7). ``bench/injection_heldout5.jsonl`` (written blind) is never read here.
 
 Domain rows are cut with :func:`kernel.injection.classifier_windows`, as at run time: the
 normalised text's windows and the windows of decoded payloads (base64, hex, ROT13, URL escapes).
@@ -74,7 +78,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from kernel.injection import classifier_windows  # noqa: E402
+from kernel.injection import classifier_windows, process  # noqa: E402
 from kernel.injection_features import NAMES, features  # noqa: E402
 from kernel.injection_model import windows  # noqa: E402
 from kernel.injection_normalise import normalise  # noqa: E402
@@ -87,8 +91,9 @@ OUT = REPO / "kernel" / "injection_weights.py"
 DOMAIN_WEIGHT = float(os.environ.get("INJ_DOMAIN_WEIGHT", "15"))
 """Weight of a row from the paraphrase set or the dev corpus (text as it arrives from outside)."""
 MAX_BENIGN_FLAGGED = float(os.environ.get("INJ_MAX_BENIGN_FLAGGED", "0.08"))
-"""The cut point is the lowest (highest-recall) one at which the classifier alone flags at most
-this share of the cross-fitted benign domain texts."""
+"""The cut point is the lowest (highest-recall) one at which the rules and the classifier
+together flag at most this share of the cross-fitted benign domain texts (round 7: the budget was
+the classifier's alone, and the rules' own flags came on top: 15.5% of fresh benign texts)."""
 
 
 def fetch_wheel() -> Path:
@@ -160,7 +165,8 @@ def own_rows() -> list[tuple[str, int]]:
     rows = []
     for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl",
                  "injection_train_extra.jsonl", "injection_train_extra2.jsonl",
-                 "injection_heldout2.jsonl", "injection_heldout3.jsonl"):  # fmt: skip
+                 "injection_heldout2.jsonl", "injection_heldout3.jsonl",
+                 "injection_train_extra3.jsonl", "injection_heldout4.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -354,15 +360,22 @@ def main(argv: list[str]) -> int:
         for i in test:
             a, b = spans[i]
             probs[i] = float(predict(model, xw[a:b]).max())
-    benign = probs[yd == 0]
+    # What the rules alone flag (as text from an untrusted source): the budget is for the
+    # combined detector, so the cut only spends what the rules leave of it.
+    ruled = np.array([process(t, "fetched_page").action != "allow" for t, _ in domain])
+    benign, benign_ruled = probs[yd == 0], ruled[yd == 0]
     flag_at = 1.0
     for cut in sorted(set(probs.tolist()), reverse=True):
-        if (benign >= cut).mean() > MAX_BENIGN_FLAGGED:
+        if ((benign >= cut) | benign_ruled).mean() > MAX_BENIGN_FLAGGED:
             break
         flag_at = cut
-    recall = (probs[yd == 1] >= flag_at).mean()
-    flagged = (benign >= flag_at).mean()
-    print(f"cross-fitted: flag_at {flag_at:.3f} (recall {recall:.1%}, benign {flagged:.1%})")
+    recall = ((probs >= flag_at) | ruled)[yd == 1].mean()
+    flagged = ((probs >= flag_at) | ruled)[yd == 0].mean()
+    print(
+        f"cross-fitted: flag_at {flag_at:.3f}; with the rules: recall {recall:.1%}, benign"
+        f" {flagged:.1%} (rules alone: recall {ruled[yd == 1].mean():.1%},"
+        f" benign {benign_ruled.mean():.1%})"
+    )
     w1, b1, w2, b2 = train(order)
 
     def rows_of(matrix: np.ndarray) -> str:
@@ -380,16 +393,17 @@ def main(argv: list[str]) -> int:
         "benign gettext catalogues and package descriptions; bench/injection_paraphrases.jsonl,\n"
         "bench/injection_heldout.jsonl, bench/injection_heldout2.jsonl,\n"
         "bench/injection_heldout3.jsonl, bench/injection_train_extra.jsonl,\n"
-        "bench/injection_train_extra2.jsonl and\n"
+        "bench/injection_train_extra2.jsonl, bench/injection_train_extra3.jsonl,\n"
+        "bench/injection_heldout4.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout4.jsonl is never read.\n"
+        "bench/injection_heldout5.jsonl is never read.\n"
     )
     flag_doc = (
-        f"A window is flagged from this probability (cross-fitted: {recall:.0%} of injections,"
-        f" {flagged:.0%} of benign)."
+        "A window is flagged from this probability\n"
+        f"(cross-fitted, with the rules: {recall:.0%} of injections, {flagged:.0%} of benign)."
     )
     OUT.write_text(
         f'"""{header}"""\n\n'

@@ -1426,6 +1426,28 @@ def decide(
     raise ValueError(f"unknown rollout {rollout!r} (expected off, audit or enforce)")
 
 
+_CONTEXT_DEPENDENT = frozenset({"role_spoof", "memory_poisoning"})
+"""Families whose wording alone is also ordinary writing: a chat-template example or an XML file
+with ``<system>``/``<user>`` elements, an HR notice asking staff to remember a rule from now on."""
+
+
+def _only_context_dependent(signals: InjectionSignals, text: str) -> bool:
+    """Say whether a block rests only on context-dependent wording aimed at no agent.
+
+    A forged role frame whose content carries no other signal is neutralised by sanitising (the
+    markers lose their meaning) and needs no block; a request to remember something "from now on"
+    is memory poisoning when it targets the agent: its memory, an AI reader, or "the user". Either
+    alone is sanitised and wrapped, never blocked.
+    """
+    if not signals.flags or not set(signals.flags) <= _CONTEXT_DEPENDENT:
+        return False
+    if "memory_poisoning" in signals.flags:
+        cues = dict(zip(FEATURE_NAMES, features(text[:4000]), strict=True))
+        if cues["ai"] or cues["the_user"] or cues["address"]:
+            return False
+    return True
+
+
 def discusses_attacks(text: str) -> bool:
     """Return whether ``text`` talks *about* attacks (two distinct terms of :data:`DISCUSSION_RE`).
 
@@ -1488,6 +1510,8 @@ def process(
         rollout=rollout,
     )
     if action == "block" and not clean.structural and discusses_attacks(text):
+        action = "sanitize"
+    if action == "block" and _only_context_dependent(signals, text):
         action = "sanitize"
     body = clean.text
     if action == "sanitize":  # sanitize really differs from allow: instructions are taken out

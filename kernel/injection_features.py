@@ -7,7 +7,7 @@ instructions, to reveal the hidden prompt, to send secrets to an address, to tak
 without limits, to act without telling the user, to keep a claim about "the user" for later
 (memory poisoning: an e-mail or a page speaks of its reader's user in the third person only when
 it addresses the agent). Each concept is a short lexicon of dictionary
-words in about twenty languages (not attack strings: "forget", "instructions", "password",
+words in about thirty languages (not attack strings: "forget", "instructions", "password",
 "assistant"), matched as substrings of the casefolded window, so "vergiss", "olvida", "忘记" and
 "ignore" all light the same feature. The classifier learns how the concepts combine, together with
 the embedding; no single feature decides.
@@ -28,6 +28,10 @@ _AI = (
     "ассистент", "асистент", "модель", " бот", "アシスタント", "ａｉ", "ai助手", "助手",
     "人工知能", "人工智能", "어시스턴트", "인공지능", "مساعد", "الذكاء الاصطناعي", "सहायक",
     "trợ lý", "asisten", "yapay zeka", "asystent", "tekoäly", "yz ",
+    "ai에게", "ai는", "챗봇", "msaidizi", "akili bandia", "এআই", "সহকারী", "কৃত্রিম বুদ্ধিমত্তা",
+    "دستیار", "هوش مصنوعی", "עוזר", "בינה מלאכותית", "ผู้ช่วย", "ปัญญาประดิษฐ์", "เอไอ", "ші-",
+    " ші ", "помічник", "βοηθ", "τεχνητή νοημοσύνη", "umělá inteligence", "inteligența artificială",
+    "avustaja", "एआई",
 )  # fmt: skip
 _OVERRIDE = (
     "ignore", "ignoring", "disregard", "forget", "set aside", "put aside", "overlook",
@@ -39,6 +43,9 @@ _OVERRIDE = (
     "strunta", "unut", "yok say", "забудь", "забудьте", "игнорир", "ігноруй", "забудь",
     "не обращай", "無視", "忘れ", "忽略", "忘记", "无视", "不要理会", "무시", "잊어", "تجاهل",
     "انسَ", "انس ", "अनदेखा", "भूल जा", "bỏ qua", "quên", "abaikan", "lupakan",
+    "puuza", "sahau", "উপেক্ষা", "ভুলে যাও", "ভুলে যান", "نادیده بگیر", "فراموش کن", "התעלם",
+    "שכח", "เพิกเฉย", "ไม่ต้องสนใจ", "잊고", "не зважай", "αγνόησε", "ξέχασε", "ignoruj", "zapomeň",
+    "ignoră", "uită", "unohda", "ohita", "भूल जाओ",
 )  # fmt: skip
 _INSTRUCTIONS = (
     "instruction", "directive", "direction", "rules", "guideline", "guardrail", "prompt",
@@ -50,6 +57,9 @@ _INSTRUCTIONS = (
     "указани", "вказівк", "інструкц", "指示", "命令", "ルール", "プロンプト", "指令", "规则",
     "規則", "提示", "지시", "규칙", "프롬프트", "تعليمات", "التعليمات", "निर्देश", "hướng dẫn",
     "lệnh", "instruksi", "aturan",
+    "maagizo", "maelekezo", "kanuni", "নির্দেশ", "নিয়ম", "دستورالعمل", "دستورات", "قوانین",
+    "הוראות", "כללים", "הנחיות", "คำสั่ง", "οδηγίες", "κανόνες", "pokyny", "instrukce", "pravidla",
+    "instrucțiuni", "reguli", "ohjeet", "ohjeita", "säännöt", "नियम",
 )  # fmt: skip
 _PRIOR = (
     "previous", "prior ", "earlier", "above", "before this", "initial", "original",
@@ -58,6 +68,8 @@ _PRIOR = (
     "precedent", "eerdere", "vorige", "poprzedni", "tidigare", "önceki", "предыдущ", "прежн",
     "ранее", "попередн", "これまで", "以前", "之前", "先前", "上面", "이전", "السابقة", "पिछले",
     "trước đó", "sebelumnya",
+    "awali", "zilizopita", "uliyopewa", "পূর্ববর্তী", "আগের", "قبلی", "پیشین", "הקודמות",
+    "הקודמים", "ก่อนหน้า", "앞서", "προηγούμεν", "předchozí", "anterioare", "aiemmat", "edelliset",
 )  # fmt: skip
 _LEAK = (
     "system prompt", "system message", "systemprompt", "system-prompt", "hidden instruction",
@@ -67,6 +79,11 @@ _LEAK = (
     "prompt del sistema", "message système", "invite système", "systemanweisung", "системн",
     "システムプロンプト", "系统提示", "系統提示", "시스템 프롬프트", "موجه النظام",
     "सिस्टम प्रॉम्प्ट",
+    "дословно", "neno kwa neno", "słowo w słowo", "wort für wort", "mot pour mot",
+    "palabra por palabra", "parola per parola", "palavra por palavra", "kelime kelime", "逐字",
+    "一字一句", "حرفياً", "حرف به حرف", "מילה במילה", "คำต่อคำ", "शब्दशः", "maelekezo ya mfumo",
+    "সিস্টেম প্রম্পট", "سیستمی", "پرامپت", "הנחיות המערכת", "הודעת המערכת", "พรอมต์ระบบ",
+    "คำสั่งระบบ", "시스템 메시지", "μήνυμα συστήματος",
 )  # fmt: skip
 _REVEAL = (
     "reveal", "show me", "print", "repeat", "output your", "output the", "tell me your",
@@ -74,6 +91,10 @@ _REVEAL = (
     "zeig", "montre", "affiche", "muestra", "revela", "mostra", "rivela", "toon", "pokaż",
     "göster", "покажи", "покаж", "выведи", "表示", "显示", "出力", "보여", "출력", "أظهر",
     "बताओ",
+    "повтори", "повторите", "wiederhole", "répète", "répétez", "repite", "repita", "ripeti",
+    "herhaal", "powtórz", "upprepa", "tekrarla", "繰り返", "重复", "반복", "كرر", "दोहराओ",
+    "lặp lại", "ulangi", " rudia", "onyesha", "দেখাও", "نشان بده", "تکرار کن", "הצג", "חזור על",
+    "แสดง", "copia",
 )  # fmt: skip
 _SEND = (
     "send", "forward", "email it", "e-mail it", "upload", "post ", "post the", "exfiltrat",
@@ -83,6 +104,8 @@ _SEND = (
     "enviar", "envie", "invia", "inoltra", "stuur", "wyślij", "skicka", "gönder", "отправ",
     "перешли", "пересла", "перешлите", "送信", "送って", "发送", "转发", "导出", "보내", "أرسل",
     "भेज", "gửi", "kirim",
+    " tuma ", "peleka", "পাঠাও", "পাঠান", "بفرست", "ارسال", "שלח", "העבר", "ส่ง", "надішли",
+    "στείλε", "pošli", "trimite", "lähetä",
 )  # fmt: skip
 _SECRET = (
     "password", "passcode", " pin", "api key", "api_key", "apikey", "token", "secret",
@@ -95,6 +118,8 @@ _SECRET = (
     "パスワード", "密码", "密碼", "通讯录", "비밀번호", "كلمات المرور", "كلمة المرور",
     "पासवर्ड", "mật khẩu", "kata sandi", "documenti", "documents", "files", "inbox", "emails",
     "mail", "письма", "riwayat", "obrolan",
+    "nenosiri", "akaunti ya benki", "পাসওয়ার্ড", "ব্যাংক অ্যাকাউন্ট", "رمز عبور",
+    "حساب بانکی", "סיסמה", "סיסמא", "รหัสผ่าน", "κωδικό",
 )  # fmt: skip
 _PERSONA = (
     "you are now", "you're now", "from now on you", "from this message on", "pretend", "act as",
@@ -106,6 +131,9 @@ _PERSONA = (
     "dan ", "sin restricciones", "senza restrizioni", "sem restrições", "ohne einschränkung",
     "sans restriction", "bez ograniczeń", "без ограничений", "sınırsız", "制限なし", "限制",
     "没有任何限制", "제한 없", "بدون قيود", "bez żadnych ograniczeń", "no safety",
+    "sin filtros", "sin filtro", "ohne filter", "sans filtre", "sem filtros", "senza filtri",
+    "без моральных", "без фильтров", "в роли", "оставайся в", "무제한", "自由模式", "没有限制",
+    "bila vikwazo", "ללא הגבלות", "بدون محدودیت", "ไม่มีข้อจำกัด", "mantén el personaje",
 )  # fmt: skip
 _STEALTH = (
     "don't tell", "do not tell", "without telling", "without asking", "without confirm",
@@ -115,6 +143,9 @@ _STEALTH = (
     "do it without", "nicht sagen", "ohne zu fragen", "sans le dire", "sans demander",
     "sin decir", "sin avisar", "senza dirlo", "non dirlo", "sem avisar", "не говори",
     "не сообщай", "ユーザーに言わ", "告诉用户", "不要告诉", "말하지 마",
+    "אל תספר", "알리지 마", "no le digas", "no se lo digas", "sin que lo sepa", "не кажи",
+    "به او نگو", "بدون اطلاع", "usimwambie", "bila kumwambia", "না জানিয়ে", "nie mów",
+    "nicht erwähnen", "ne le dis pas", "non dirgli", "não conte", "โดยไม่ต้องถาม", "ไม่ต้องแจ้ง",
 )  # fmt: skip
 _AUTHORITY = (
     "system:", "[system", "system override", "system note", "admin", "administrator",
@@ -130,6 +161,11 @@ _ACTION = (
     "tell the user", "tell users", "tell the reader", "tell them", "say that", "state that",
     "claim that", "write in your", "add a line", "add to every", "in your answer",
     "in your reply", "in your summary", "your answer", "your reply", "your response",
+    "überweis", "virement", "transfiere", "transferência", "перевед", "оплати", "переказ",
+    "결제", "送金", "转账", "支付", "ادفع", "پرداخت", "שלם", "โอน", "ชำระ", "hamisha", " lipa ",
+    "পরিশোধ", "przelew", "zapłać", "thanh toán", "chuyển khoản", "bayar", "lösch", "supprim",
+    "elimina", "apaga", "удали", "видали", "削除", "删除", "삭제", "احذف", "حذف کن", "מחק",
+    " futa ", "মুছে",
 )  # fmt: skip
 _PERSIST = (
     "remember", "keep in mind", "bear in mind", "don't forget", "do not forget", "memoriz",
@@ -156,6 +192,7 @@ _THE_USER = (
     "użytkownik", "användaren", "kullanıcı", "пользовател", "користувач", "ユーザー", "利用者",
     "用户", "用戶", "사용자", "المستخدم", "उपयोगकर्ता", "người dùng", "pengguna", "המשתמש",
     "ο χρήστης", "του χρήστη", "ผู้ใช้", "کاربر",
+    "mtumiaji", "ব্যবহারকারী", "uživatel", "utilizatorul", "käyttäjä",
 )  # fmt: skip
 _ADDRESS_RE = re.compile(
     r"(?:note|message|notice|instruction|instructions|directive|reminder|attention|p\.s\.|hey|dear"

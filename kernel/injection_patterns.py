@@ -1157,6 +1157,79 @@ FEATURES: tuple[Feature, ...] = (
         r"whenever\s+(?:the\s+)?user\s+(?:asks|mentions|says|requests|talks)\b[^.\n]{0,100}?"
         r"\b(?:also|always|instead|secretly|silently)" + _E,
     ),
+    # ---- agent-directed commands: a note addressed to an automated reader that asks it to act
+    _f(
+        _TH,
+        0.55,
+        ("agent", "reviewer", "assistant", "ai", "llm", "bot", "model", "crawler", "summar"),
+        r"(?:(?:note|notice|message|instructions?|reminder|attention|p\.?s\.?)\s+(?:intended\s+)?"
+        r"(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:automated\s+|autonomous\s+|ai\s+"
+        r"|llm\s+)?(?:(?:automated|autonomous|ai|llm|bot)\s+reviewers?|agents?|assistants?|ai|llms?"
+        r"|bots?|models?|crawlers?|summari[sz]ers?)(?:\s+(?:browsing|reading|processing|reviewing|summari[sz]ing|parsing"
+        r"|indexing|handling)" + _SPAN + r"{0,40}?)?\s*[:,]"
+        r"|\[\s*(?:for\s+)?(?:agents?|ai|assistants?|llms?|bots?)(?:\s+only)?\s*\]"
+        r"|(?:^|[.!?]\s+)(?:ai|llm|agent|bot)\s+(?:reviewers?|agents?|readers?|assistants?)\s*[:,])"
+        r"[\s\S]{0,300}?\b(?:run|execute|open\s+a\s+(?:terminal|shell)|append|paste|send|forward"
+        r"|delete|remove|transfer|pay|install|decline|approve|grant|push|call|make\s+an?\s+(?:get"
+        r"|post|http)\s+request)" + _E,
+    ),
+    # ---- secrets leaving through a command: a credential store read where a network sink waits
+    _f(
+        _EX,
+        0.75,
+        (
+            "ssh",
+            "aws",
+            ".env",
+            "id_rsa",
+            "id_ed25519",
+            "shadow",
+            "passwd",
+            "kube",
+            "credentials",
+            "netrc",
+            "printenv",
+            "env",
+        ),
+        r"(?:~/\.ssh|\.aws/credentials|~/\.aws|id_rsa|id_ed25519|(?<![\w.])\.env(?![\w.])"
+        r"|/etc/shadow|/etc/passwd|\.kube/config|\.git-credentials|\.netrc|\bprintenv\b"
+        r"|\benv\s*\|)[^\n]{0,160}?(?:\bcurl\b|\bwget\b|\bnc\s|\bncat\b|\bnslookup\b|\bdig\s"
+        r"|\bscp\s|https?://)"
+        r"|(?:\bcurl\b|\bwget\b|\bnslookup\b|\bdig\s|https?://\S*)[^\n]{0,160}?\$\((?:cat|env"
+        r"|printenv|base64)\b",
+    ),
+    _f(
+        _EX,
+        0.6,
+        ("ssh", "aws", ".env", "id_rsa", "private key", "credentials", "secret"),
+        r"(?:send|paste|e-?mail|upload|post|share|forward|include|attach)\w*\b"
+        + _SPAN
+        + r"{0,60}?\b(?:(?:the\s+)?contents?\s+of\s+)?(?:the\s+|your\s+)?[`'\"]?"
+        r"(?:~/\.ssh/(?![\w.-]*\.pub)\S+|(?<![\w.])\.env(?![\w.])|id_rsa|\.aws/credentials"
+        r"|private\s+keys?)",
+    ),
+    # ---- a remote script piped into a shell: installs do it too, so alone it only adds up
+    _f(
+        _TH,
+        0.12,
+        ("curl", "wget"),
+        r"\b(?:curl|wget)\b[^\n|]{0,160}\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b",
+    ),
+    # ---- memory the agent keeps across sessions
+    _f(
+        _MP,
+        0.6,
+        ("memory",),
+        r"(?:add|save|store|write|commit|put|keep)\s+(?:this\s+|it\s+|that\s+)?(?:to|in|into)\s+"
+        r"(?:your\s+|the\s+)?(?:persistent|long-term|permanent|core|durable)\s+memor(?:y|ies)",
+    ),
+    _f(
+        _MP,
+        0.5,
+        ("session", "conversation", "chat"),
+        r"(?:keep|remember|apply|use|retain)\s+(?:this|it|that)\s+(?:for|in|across|through)\s+"
+        r"(?:all|every|each|future)\s+(?:future\s+)?(?:sessions|conversations|chats)",
+    ),
     # ---- tool hijack
     _f(
         _TH,
