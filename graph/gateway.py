@@ -4,8 +4,8 @@ An ASGI app (Starlette, served by uvicorn):
 
 * ``POST /signals/{source}`` — a ``[sources.NAME] kind = "webhook"`` source. In order:
   unknown source → **404**; ``Authorization: Bearer <token>`` compared in constant time with the
-  value of the environment variable ``token_env`` (read once at start; an unset variable
-  refuses every request) → **401**; the source's token bucket (``rate_per_minute``, ``burst``)
+  value of the environment variable ``token_env`` (an unset variable refuses every request)
+  → **401**; the source's token bucket (``rate_per_minute``, ``burst``)
   → **429** with ``Retry-After`` (whole seconds); a body over ``max_body_bytes`` (by
   ``Content-Length`` or while streaming) → **413**; then the body: ``application/json`` is a
   §13.2 envelope, anything else is the signal's plain text with the envelope's fields in
@@ -32,6 +32,13 @@ indexing is deferred and batched on a second thread (every ``FLUSH_EVERY_S``, or
 rebuildable cache. On SIGINT/SIGTERM uvicorn stops accepting, lets every in-flight request finish
 (its 202 is only sent after the append), then the lifespan drains the worker and indexes what is
 pending. Tokens are never logged: uvicorn's access log has the request line only.
+
+**Live sources.** A source added, changed or removed in ``.lumen/config.toml`` (``lumen sources
+add``/``remove``) while the gateway runs takes effect on the next request: the file's size and
+modification time are compared on every request, and a changed file is read again (webhook
+sources, their tokens from the environment, their buckets; an unchanged source keeps its bucket, so
+a reload never resets a rate limit). A file that no longer parses changes nothing: the last good
+sources stay, and the problem is logged once.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import math
 import os
 import re
@@ -62,6 +70,8 @@ from state.config import SourceConfig
 from state.counters import bump, read_counters
 from state.signals import EnvelopeError, SignalEnvelope
 from state.sources import TokenBucket, bucket_for
+
+logger = logging.getLogger("lumen.gateway")
 
 FLUSH_EVERY_S = 2.0
 FLUSH_BATCH = 64
@@ -105,25 +115,73 @@ class Gateway:
     worker: ThreadPoolExecutor | None = None
     indexer: ThreadPoolExecutor | None = None
     warnings: list[str] = field(default_factory=list)
+    stamp: tuple[int, int] | None = None
+    """Size and mtime (ns) of the config file the sources were read from."""
+    reload_problem: str = ""
 
     def __post_init__(self) -> None:
-        for name, source in sorted(self.deps.config.sources.items()):
+        self.stamp = self._config_stamp()
+        self._load_sources(self.deps.config.sources)
+
+    def _load_sources(self, configured: dict[str, SourceConfig]) -> None:
+        """(Re)build the webhook sources, tokens and buckets; a kept source keeps its bucket."""
+        sources: dict[str, SourceConfig] = {}
+        tokens: dict[str, str] = {}
+        buckets: dict[str, TokenBucket] = {}
+        warnings: list[str] = []
+        for name, source in sorted(configured.items()):
             if source.kind != "webhook":
                 continue
-            self.sources[name] = source
+            sources[name] = source
             token = os.environ.get(source.token_env, "")
             if token:
-                self.tokens[name] = token
+                tokens[name] = token
             else:
-                self.warnings.append(
+                warnings.append(
                     f"source {name!r}: ${source.token_env} is not set; its requests get 401"
                 )
-            self.buckets[name] = bucket_for(source, self.monotonic)
+            kept = self.sources.get(name)
+            same_rate = kept is not None and (kept.rate_per_minute, kept.burst) == (
+                source.rate_per_minute,
+                source.burst,
+            )
+            buckets[name] = self.buckets[name] if same_rate else bucket_for(source, self.monotonic)
+        self.sources, self.tokens, self.buckets, self.warnings = sources, tokens, buckets, warnings
+
+    def _config_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.deps.instance.config_file.stat()
+        except OSError:
+            return None
+        return (stat.st_size, stat.st_mtime_ns)
+
+    def refresh(self) -> None:
+        """Read the config again when the file changed since the sources were loaded."""
+        from state.config import load_config
+        from state.errors import LumenError
+
+        stamp = self._config_stamp()
+        if stamp == self.stamp:
+            return
+        self.stamp = stamp
+        try:
+            config = load_config(self.deps.instance.config_file)
+        except (LumenError, ValueError) as exc:
+            problem = str(exc).splitlines()[0][:200]
+            if problem != self.reload_problem:
+                self.reload_problem = problem
+                logger.warning("config reload failed, sources unchanged: %s", problem)
+            return
+        self.reload_problem = ""
+        self.deps.config = config
+        self._load_sources(config.sources)
+        logger.info("config reloaded: webhook sources %s", ", ".join(self.sources) or "(none)")
 
     # ------------------------------------------------------------------ checks
 
     def source(self, name: str) -> SourceConfig:
-        """Return the webhook source ``name`` or reject with 404."""
+        """Return the webhook source ``name`` (config re-read if it changed) or reject with 404."""
+        self.refresh()
         source = self.sources.get(name)
         if source is None:
             raise Rejected(404, {"error": f"unknown source {name[:64]!r}"})
@@ -341,16 +399,12 @@ def build_app(deps: Deps, *, monotonic: Callable[[], float] = time.monotonic) ->
         )
 
     async def flusher() -> None:
-        import logging
-
         while True:
             await asyncio.sleep(FLUSH_EVERY_S)
             try:
                 await gateway.index_later()
             except Exception as exc:  # the index is a cache: the ledger already has the signal
-                logging.getLogger("lumen.gateway").warning(
-                    "indexing deferred signals failed: %s: %s", type(exc).__name__, exc
-                )
+                logger.warning("indexing deferred signals failed: %s: %s", type(exc).__name__, exc)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -370,3 +370,30 @@ def test_graceful_shutdown_loses_no_accepted_signal(instance: Instance, tmp_path
     assert [mid for mid in accepted if mid not in stored] == []
     refs = ledger_refs(instance)
     assert len(refs) == len(set(refs)) and len(refs) >= len(accepted)
+
+
+def test_sources_added_or_removed_while_serving_take_effect(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """``lumen sources add`` while the gateway runs: the next request sees it, no restart.
+
+    A config that no longer parses changes nothing: the sources last read keep working.
+    """
+    configure(instance, '[sources.gh]\nkind = "webhook"\ntoken_env = "LUMEN_TEST_GH_TOKEN"\n')
+    with serving(instance, tmp_path, "live") as server:
+        assert post(server, "late", envelope("late:1"))[0] == 404
+        configure(
+            instance, '\n[sources.late]\nkind = "webhook"\ntoken_env = "LUMEN_TEST_GH_TOKEN"\n'
+        )
+        status, body, _ = post(server, "late", envelope("late:1"))
+        assert (status, body["status"]) == (202, "accepted")
+        good = instance.config_file.read_text(encoding="utf-8")
+        instance.config_file.write_text(good + "\n[sources.broken\n", encoding="utf-8")
+        assert post(server, "late", envelope("late:2"))[0] == 202  # last good sources kept
+        instance.config_file.write_text(
+            good.replace("[sources.late]", "[sources.renamed]"), encoding="utf-8"
+        )
+        assert post(server, "late", envelope("late:3"))[0] == 404
+        assert post(server, "renamed", envelope("late:3"))[0] == 202
+    log = (tmp_path / "live.log").read_text(encoding="utf-8")
+    assert "config reload failed, sources unchanged" in log and TOKEN not in log
