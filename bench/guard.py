@@ -45,6 +45,9 @@ CORPORA = (
     REPO / "bench" / "injection_heldout2.jsonl",
     REPO / "bench" / "injection_heldout3.jsonl",
     REPO / "bench" / "injection_heldout4.jsonl",
+    REPO / "bench" / "injection_heldout5.jsonl",
+    REPO / "bench" / "injection_heldout6.jsonl",
+    REPO / "bench" / "injection_heldout7.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
@@ -190,7 +193,9 @@ def main(argv: list[str]) -> int:
     """Print the guard's per-family rates, overall figures and latency for each corpus."""
     verbose = "-v" in argv
     rules_only = "--rules-only" in argv
-    paths = [Path(a) for a in argv[1:] if not a.startswith("-")] or list(CORPORA)
+    paths = [Path(a) for a in argv[1:] if not a.startswith("-")] or [
+        p for p in CORPORA if p.exists()
+    ]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         print(f"corpus not found: {', '.join(missing)}", file=sys.stderr)

@@ -70,6 +70,7 @@ from kernel.injection_patterns import (
     LEET_HINT_RE,
     LEET_TABLE,
     LEET_TOKEN_RE,
+    META_AFTER_RE,
     META_BEFORE_RE,
     META_RE,
     MORSE,
@@ -634,7 +635,7 @@ _FRAME_TAG_RE = re.compile(
 )
 _FRAME_BRACKET_RE = re.compile(
     rf"(?:\[\[?|\u3010|<<|\(\(|\{{\{{)[ \t]*{_ROLE}"
-    rf"(?:[ \t_-]*{_SUFFIX_WORDS})?"
+    rf"(?:[ \t_-]*{_SUFFIX_WORDS}(?:[ \t]+[^\]\n>}})]{{1,60}}?)?)?"
     r"(?:[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))?[ \t]*"
     r"(?:\]\]?|\u3011|>>|\)\)|\}\})",
     re.IGNORECASE,
@@ -652,6 +653,19 @@ _FRAME_LABEL_RE = re.compile(
     rf"[ \t>*_]*(?:<!--[ \t]*)?{_FRAME_LEAD}{_ROLE}(?P<suffix>[ \t_-]?{_SUFFIX_WORDS})?[ \t*_]*:",
     re.IGNORECASE | re.MULTILINE,
 )
+_FRAME_HEADER_RE = re.compile(
+    r"^[ \t]*x-(?:system|assistant|ai|llm|agent|operator|admin|developer|model)[\w-]*[ \t]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A mail or HTTP header posing as an instruction channel (``X-System-Instruction:``)."""
+_FRAME_SWITCH_RE = re.compile(
+    r"</[ \t]*(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source"
+    r"|search[_ -]?results?|results?|untrusted[\w-]*|external[\w-]*)[ \t]*>\s*"
+    r"<[ \t]*(?:instructions?|user|task|command|directive|request|prompt|admin|system|operator)"
+    r"(?:[ \t][^<>\n]{0,160})?>",
+    re.IGNORECASE,
+)
+"""A forged boundary: the data's closing tag, then a new element that claims to instruct."""
 _FRAME_FENCE_RE = re.compile(
     rf"^[ \t]*(?:`{{3,}}|~{{3,}})[ \t]*{_ROLE}{_FRAME_SUFFIX}[ \t]*$", re.IGNORECASE | re.MULTILINE
 )
@@ -693,6 +707,8 @@ def _role_position(text: str, start: int) -> bool:
     before = text[line_start:start].rstrip()
     if "`" in before:
         return False
+    if before and set(before) <= set("<[{(\u3010"):  # "<<<SYSTEM PROMPT>>>": one bracket more
+        return True
     return not before or before[-1:] in ".!?:;>])}\"'|" or before.endswith("<!--")
 
 
@@ -740,6 +756,7 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
         _FRAME_FENCE_RE,
         _FRAME_BANNER_RE,
         _FRAME_LABEL_RE,
+        _FRAME_HEADER_RE,
     ):
         for m in rx.finditer(text):
             token = m.group(0).strip()
@@ -753,6 +770,7 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
             )
             if _framed(text, m.end(), _AI_CUE_RE if bare else _FRAMED_CUE_RE):
                 spans.append((m.start(), m.end()))
+    spans += [(m.start(), m.end()) for m in _FRAME_SWITCH_RE.finditer(text)]
     turns = {m.group(1).lower() for m in _TURN_LABEL_RE.finditer(text)}
     if {"assistant", "ai"} & turns and {"human", "user"} & turns and _AI_CUE_RE.search(text):
         spans += [(m.start(1), m.end()) for m in _TURN_LABEL_RE.finditer(text)]
@@ -1126,7 +1144,9 @@ def _decode_escapes_keep_lines(text: str) -> str:
 
 def _is_mention(view: str, start: int, end: int) -> bool:
     """Return whether a match is quoted or introduced as an example rather than addressed."""
-    if META_BEFORE_RE.search(view[max(0, start - 30) : start]):
+    if META_BEFORE_RE.search(view[max(0, start - 80) : start]):
+        return True
+    if META_AFTER_RE.search(view[end : end + 60]):
         return True
     for quoted in QUOTED_RE.finditer(view, max(0, start - 300), min(len(view), end + 300)):
         if quoted.start() <= start and end <= quoted.end():
@@ -1183,7 +1203,7 @@ def _scan_view(view: str, scores: _Scores) -> None:
             if feature.mention and (
                 _is_mention(view, match.start(), match.end())
                 or (
-                    feature.flag == "prompt_leak"
+                    feature.flag in ("prompt_leak", "exfiltration")
                     and NEGATED_RE.search(view, max(0, match.start() - 24), match.start())
                 )
             ):

@@ -1167,7 +1167,8 @@ FEATURES: tuple[Feature, ...] = (
         r"|llm\s+)?(?:(?:automated|autonomous|ai|llm|bot)\s+reviewers?|agents?|assistants?|ai|llms?"
         r"|bots?|models?|crawlers?|summari[sz]ers?)(?:\s+(?:browsing|reading|processing|reviewing|summari[sz]ing|parsing"
         r"|indexing|handling)" + _SPAN + r"{0,40}?)?\s*[:,]"
-        r"|\[\s*(?:for\s+)?(?:agents?|ai|assistants?|llms?|bots?)(?:\s+only)?\s*\]"
+        r"|\[\s*(?:for\s+(?:agents?|ai|assistants?|llms?|bots?)|(?:agents?|ai|assistants?|llms?"
+        r"|bots?)\s+only)\s*\]"
         r"|(?:^|[.!?]\s+)(?:ai|llm|agent|bot)\s+(?:reviewers?|agents?|readers?|assistants?)\s*[:,])"
         r"[\s\S]{0,300}?\b(?:run|execute|open\s+a\s+(?:terminal|shell)|append|paste|send|forward"
         r"|delete|remove|transfer|pay|install|decline|approve|grant|push|call|make\s+an?\s+(?:get"
@@ -1207,6 +1208,7 @@ FEATURES: tuple[Feature, ...] = (
         + r"{0,60}?\b(?:(?:the\s+)?contents?\s+of\s+)?(?:the\s+|your\s+)?[`'\"]?"
         r"(?:~/\.ssh/(?![\w.-]*\.pub)\S+|(?<![\w.])\.env(?![\w.])|id_rsa|\.aws/credentials"
         r"|private\s+keys?)",
+        mention=True,
     ),
     # ---- a remote script piped into a shell: installs do it too, so alone it only adds up
     _f(
@@ -1459,13 +1461,25 @@ NEGATED_RE = re.compile(
 QUOTED_RE = re.compile(r"\"[^\"\n]{1,300}\"|(?<![a-z0-9])'[^'\n]{1,300}'(?![a-z0-9])")
 META_RE = re.compile(
     r"(?<![a-z])(?:mean|means|meaning|phrase|phrases|such\s+as|e\.g\.|for\s+example|example"
-    r"|called|known\s+as|memes?|attacks?|injections?|jailbreaks?|technique|string|classic"
+    r"|called|known\s+as|memes?|attacks?|inject\w*|jailbreaks?|technique|string|classic"
     r"|famous|typical|like|warns?|beware|detect\w*|filter\w*)(?![a-z])"
 )
 META_BEFORE_RE = re.compile(
     r"(?:such\s+as|like|phrases?|called|e\.g\.|for\s+example|words|sentence|string)\s*[:,]?\s*"
     r"[\"']?$"
+    r"|(?:if|when|whenever|should)\s+(?:a|the|any|some)\s+(?:user|person|someone|customer|caller"
+    r"|document|message|page|e-?mail|text|file)\s+(?:asks?|tells?|tries|attempts?|wants?)\s+"
+    r"(?:you\s+|it\s+|the\s+\w+\s+)?to\s*$"
 )
+"""Right before a match: it is quoted as an example, or it is the request a rule is about ("If a
+user asks you to ignore these rules, decline")."""
+META_AFTER_RE = re.compile(
+    r"^\s*(?:that\s+)?(?:it|they|the\s+\w+)\s+contains?\b|^\s*(?:found|embedded|hidden"
+    r"|contained|appearing|written)\s+(?:in|inside|within)\b|^\s*(?:in|inside|within)\s+(?:the\s+)?"
+    r"(?:retrieved|uploaded|fetched|external|untrusted|third-party|scraped)\b"
+)
+"""Right after a match: the instructions are those inside data ("ignore any instructions it
+contains"), a defence written for an assistant, not an attack on it."""
 
 # ---- multilingual override / leak (run on the NFKC, casefolded view)
 MULTILINGUAL: tuple[tuple[float, tuple[str, ...], re.Pattern[str]], ...] = tuple(
@@ -1678,10 +1692,14 @@ BRAILLE_RE = re.compile("[\u2800-\u283f]")
 NATO_RE = re.compile(r"(?:(?:" + "|".join(NATO) + r")[\s,]+){6,}(?:" + "|".join(NATO) + ")")
 
 DISCUSSION_RE = re.compile(
-    r"prompt[\s-]?injections?|jailbreak\w*|red[\s-]?team\w*|attack\w*|malicious|payloads?"
-    r"|phishing|social engineering|threat model|security|defen[cs]es?|mitigations?"
-    r"|classifiers?|detect\w*|filter\w*|saniti[sz]\w*|example of|owasp|ctf|guardrails?"
-    r"|adversarial|vulnerab\w*"
+    r"prompt[\s-]?inject\w*|injection attempts?|jailbreak\w*|red[\s-]?team\w*|attack\w*"
+    r"|malicious|payloads?|phishing|social engineering|threat model|security|defen[cs]es?"
+    r"|mitigations?|classifiers?|detect\w*|filter\w*|saniti[sz]\w*|example of|owasp|ctf"
+    r"|guardrails?|adversarial|vulnerab\w*|scam\w*|fraud\w*|spoof\w*|exploit\w*|blocklist"
+    r"|test fixtures?|regression tests?"
+    r"|injection de prompt|inyecci[oó]n de prompt|prompt-injektion|инъекци\w*|атак\w*"
+    r"|プロンプトインジェクション|攻撃|提示词注入|提示注入|攻击|프롬프트 인젝션|공격|보안"
+    r"|sécurité|seguridad|sicherheit|безопасност\w*|セキュリティ|安全|주의할"
 )
 """Vocabulary of text that discusses attacks (articles, reports, training): two distinct terms
 make a text a discussion, which lexical rules may sanitise but not block."""
