@@ -10,6 +10,18 @@ from cli.common import JsonFlag, after_reply, emit_json, warn
 from state.errors import LumenError
 from state.instance import Instance, default_root
 
+STEP_LABELS = {
+    "perceive": "reading",
+    "deliberate": "thinking",
+    "drafts": "drafting a reply",
+    "counterfactual_probe": "drafting another reading",
+    "act": "acting",
+    "optional_tool_calls": "running a tool",
+    "compose_final": "composing",
+    "consolidate": "remembering",
+}
+"""What the REPL's status line says while a step runs (any other step: its name)."""
+
 
 def register(app: typer.Typer) -> None:
     """Add ``chat`` to the app."""
@@ -163,7 +175,7 @@ def _stream_turn(deps: Any, compiled: Any, turn_input: Any, thread: str) -> None
     with Live(view(), console=console, refresh_per_second=15, transient=True) as live:
 
         def on_step(name: str) -> None:
-            status["step"] = name.replace("_", " ")
+            status["step"] = STEP_LABELS.get(name, name.replace("_", " "))
             live.update(view())
 
         def on_token(draft_id: str, token: str) -> None:

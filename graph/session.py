@@ -72,9 +72,10 @@ def stream_turn(
 ) -> TurnState:
     """Run one turn like ``run_turn``, reporting progress as it happens.
 
-    ``on_step(name)`` hears each step as it finishes; ``on_token(draft_id, text)`` hears the
-    reply's tokens while a reply step (``REPLY_STEPS``: the drafts and the re-draft with tool
-    results) generates them — ``draft_id`` changes when a new draft starts. The final state is
+    ``on_step(name)`` hears each step as it starts (LangGraph's ``tasks`` stream mode), so a
+    status line names what is running now, not what just ended; ``on_token(draft_id, text)``
+    hears the reply's tokens while a reply step (``REPLY_STEPS``: the drafts and the re-draft with
+    tool results) generates them — ``draft_id`` changes when a new draft starts. The final state is
     returned; its ``reply`` is what composition made of the chosen draft.
     """
     config = {"configurable": {"thread_id": thread}}
@@ -83,7 +84,7 @@ def stream_turn(
     for namespace, mode, data in compiled.stream(
         payload,
         config,
-        stream_mode=["messages", "updates", "values"],
+        stream_mode=["messages", "tasks", "values"],
         subgraphs=True,
         durability=durability,
     ):
@@ -93,9 +94,8 @@ def stream_turn(
             if meta.get("langgraph_node") in REPLY_STEPS and isinstance(content, str) and content:
                 draft_id = f"{meta.get('langgraph_checkpoint_ns', '')}:{getattr(chunk, 'id', None)}"
                 on_token(draft_id, content)
-        elif mode == "updates":
-            for name in data:
-                on_step(str(name))
+        elif mode == "tasks" and "result" not in data and "error" not in data:  # a task starts
+            on_step(str(data.get("name", "")))
         elif mode == "values" and not namespace:
             final = data
     return TurnState.model_validate(final)
