@@ -46,7 +46,14 @@ project:
   round 7): 250 injections weighted to tool abuse, buried instructions in long documents, memory
   poisoning and 26 languages, and 250 hard negatives of the same surfaces; and
   **bench/injection_heldout4.jsonl** (written blind, measured in round 6, trained on since round
-  7). ``bench/injection_heldout5.jsonl`` (written blind) is never read here.
+  7).
+- **bench/injection_train_extra4.jsonl** (written blind for this project, CC0; round 8): 300 hard
+  negatives an agent reads (agent and CI logs, system-prompt and chat-template docs, security
+  write-ups quoting attacks, runbooks, config examples, customer requests, staff notices) and 200
+  injections on the same surfaces; **bench/injection_heldout5.jsonl** and
+  **bench/injection_heldout6.jsonl** (written blind, each measured once, then development sets
+  for the rules, trained on since round 8). ``bench/injection_heldout7.jsonl`` (written blind) is
+  never read here.
 
 Domain rows are cut with :func:`kernel.injection.classifier_windows`, as at run time: the
 normalised text's windows and the windows of decoded payloads (base64, hex, ROT13, URL escapes).
@@ -90,10 +97,12 @@ LANGS = ("de", "fr", "es", "pt", "it", "nl", "pl", "tr", "ja", "ru", "zh_CN", "k
 OUT = REPO / "kernel" / "injection_weights.py"
 DOMAIN_WEIGHT = float(os.environ.get("INJ_DOMAIN_WEIGHT", "15"))
 """Weight of a row from the paraphrase set or the dev corpus (text as it arrives from outside)."""
-MAX_BENIGN_FLAGGED = float(os.environ.get("INJ_MAX_BENIGN_FLAGGED", "0.08"))
+MAX_BENIGN_FLAGGED = float(os.environ.get("INJ_MAX_BENIGN_FLAGGED", "0.10"))
 """The cut point is the lowest (highest-recall) one at which the rules and the classifier
-together flag at most this share of the cross-fitted benign domain texts (round 7: the budget was
-the classifier's alone, and the rules' own flags came on top: 15.5% of fresh benign texts)."""
+together flag at most this share of the cross-fitted benign domain texts: the goal for benign text
+flagged (round 7 budgeted the classifier alone at 8%, and the rules' own flags came on top: 15.5%
+of fresh benign texts). Since round 8 the domain rows hold 1,300 blind-written texts of the kinds an
+agent reads, hard negatives included, so the cross-fitted rate is closer to what fresh text gets."""
 
 
 def fetch_wheel() -> Path:
@@ -166,7 +175,9 @@ def own_rows() -> list[tuple[str, int]]:
     for name in ("injection_paraphrases.jsonl", "injection_heldout.jsonl",
                  "injection_train_extra.jsonl", "injection_train_extra2.jsonl",
                  "injection_heldout2.jsonl", "injection_heldout3.jsonl",
-                 "injection_train_extra3.jsonl", "injection_heldout4.jsonl"):  # fmt: skip
+                 "injection_train_extra3.jsonl", "injection_heldout4.jsonl",
+                 "injection_train_extra4.jsonl", "injection_heldout5.jsonl",
+                 "injection_heldout6.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -394,12 +405,13 @@ def main(argv: list[str]) -> int:
         "bench/injection_heldout.jsonl, bench/injection_heldout2.jsonl,\n"
         "bench/injection_heldout3.jsonl, bench/injection_train_extra.jsonl,\n"
         "bench/injection_train_extra2.jsonl, bench/injection_train_extra3.jsonl,\n"
-        "bench/injection_heldout4.jsonl and\n"
+        "bench/injection_heldout4.jsonl, bench/injection_train_extra4.jsonl,\n"
+        "bench/injection_heldout5.jsonl, bench/injection_heldout6.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout5.jsonl is never read.\n"
+        "bench/injection_heldout7.jsonl is never read.\n"
     )
     flag_doc = (
         "A window is flagged from this probability\n"
