@@ -1465,8 +1465,9 @@ META_RE = re.compile(
     r"|famous|typical|like|warns?|beware|detect\w*|filter\w*)(?![a-z])"
 )
 META_BEFORE_RE = re.compile(
-    r"(?:such\s+as|like|phrases?|called|e\.g\.|for\s+example|words|sentence|string)\s*[:,]?\s*"
-    r"[\"']?$"
+    r"(?:such\s+as|like|phrases?|called|e\.g\.|for\s+example|words|sentence|string|saying)\s*"
+    r"[:,]?\s*[\"']?$"
+    r"|(?:told|asked|instructed)\s+to\s*[\"']$"
     r"|(?:if|when|whenever|should)\s+(?:a|the|any|some)\s+(?:user|person|someone|customer|caller"
     r"|document|message|page|e-?mail|text|file)\s+(?:asks?|tells?|tries|attempts?|wants?)\s+"
     r"(?:you\s+|it\s+|the\s+\w+\s+)?to\s*$"
@@ -1696,7 +1697,8 @@ DISCUSSION_RE = re.compile(
     r"|malicious|payloads?|phishing|social engineering|threat model|security|defen[cs]es?"
     r"|mitigations?|classifiers?|detect\w*|filter\w*|saniti[sz]\w*|example of|owasp|ctf"
     r"|guardrails?|adversarial|vulnerab\w*|scam\w*|fraud\w*|spoof\w*|exploit\w*|blocklist"
-    r"|test fixtures?|regression tests?"
+    r"|test fixtures?|regression tests?|system prompts?|chat templates?|prompt templates?"
+    r"|special tokens?|stop tokens?|few-shot|fine-tun\w*|tokeni[sz]er|prompt engineering"
     r"|injection de prompt|inyecci[oó]n de prompt|prompt-injektion|инъекци\w*|атак\w*"
     r"|プロンプトインジェクション|攻撃|提示词注入|提示注入|攻击|프롬프트 인젝션|공격|보안"
     r"|sécurité|seguridad|sicherheit|безопасност\w*|セキュリティ|安全|주의할"
