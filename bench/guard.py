@@ -4,15 +4,12 @@ Run from the repository root::
 
     uv run python bench/guard.py [FILE.jsonl ...] [-v] [--rules-only]
 
-Without files it reads six corpora: the dev set beside the repository
-(``../shared/security/injection_dev.jsonl``, never copied into it), the project's paraphrase set
-and first held-out set (``bench/injection_paraphrases.jsonl``, ``bench/injection_heldout.jsonl``,
-both trained on by the current classifier) and the second held-out set
-(``bench/injection_heldout2.jsonl``, written before the MLP; measured after rounds 2 and 3)
-and the third (``bench/injection_heldout3.jsonl``, written before round 3's tuning; weighted to
-exfiltration, persona, encodings and memory poisoning) — both trained on since round 4 — and the
-fourth (``bench/injection_heldout4.jsonl``, 400 rows written by someone who never saw the
-detector or its data, never trained or tuned on). For each
+Without files it reads the corpora that exist of: the dev set beside the repository
+(``../shared/security/injection_dev.jsonl``, never copied into it), the project's paraphrase set,
+and held-out sets 1 to 8 (``bench/injection_heldout*.jsonl``). Sets 4 to 8 were written by helpers
+who never saw the detector or its data; each was measured once as it arrived (its blind figure is
+in the README and the commit that measured it), then became a development set for the rules and,
+from the next round, training data; only the newest set is unseen by the shipped detector. For each
 corpus and each of two detectors — the rules alone (``process`` without ``embed``) and the
 production path (rules plus the MLP classifier on MiniLM embeddings and cue features, exactly what
 ``graph.ingress.screen`` runs) — it prints, per family, the caught
@@ -48,6 +45,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout5.jsonl",
     REPO / "bench" / "injection_heldout6.jsonl",
     REPO / "bench" / "injection_heldout7.jsonl",
+    REPO / "bench" / "injection_heldout8.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
