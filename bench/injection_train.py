@@ -52,8 +52,9 @@ project:
   write-ups quoting attacks, runbooks, config examples, customer requests, staff notices) and 200
   injections on the same surfaces; **bench/injection_heldout5.jsonl** and
   **bench/injection_heldout6.jsonl** (written blind, each measured once, then development sets
-  for the rules, trained on since round 8); **bench/injection_heldout7.jsonl** (the same, trained
-  on since round 9). ``bench/injection_heldout8.jsonl`` (written blind) is never read here.
+  for the rules, trained on since round 8); **bench/injection_heldout7.jsonl** and
+  **bench/injection_heldout8.jsonl** (the same, trained on since rounds 9 and 10).
+  ``bench/injection_heldout9.jsonl`` (written blind) is never read here.
 
 Domain rows are cut with :func:`kernel.injection.classifier_windows`, as at run time: the
 normalised text's windows and the windows of decoded payloads (base64, hex, ROT13, URL escapes).
@@ -177,7 +178,8 @@ def own_rows() -> list[tuple[str, int]]:
                  "injection_heldout2.jsonl", "injection_heldout3.jsonl",
                  "injection_train_extra3.jsonl", "injection_heldout4.jsonl",
                  "injection_train_extra4.jsonl", "injection_heldout5.jsonl",
-                 "injection_heldout6.jsonl", "injection_heldout7.jsonl"):  # fmt: skip
+                 "injection_heldout6.jsonl", "injection_heldout7.jsonl",
+                 "injection_heldout8.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -407,12 +409,12 @@ def main(argv: list[str]) -> int:
         "bench/injection_train_extra2.jsonl, bench/injection_train_extra3.jsonl,\n"
         "bench/injection_heldout4.jsonl, bench/injection_train_extra4.jsonl,\n"
         "bench/injection_heldout5.jsonl, bench/injection_heldout6.jsonl,\n"
-        "bench/injection_heldout7.jsonl and\n"
+        "bench/injection_heldout7.jsonl, bench/injection_heldout8.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout8.jsonl is never read.\n"
+        "bench/injection_heldout9.jsonl is never read.\n"
     )
     flag_doc = (
         "A window is flagged from this probability\n"

@@ -620,7 +620,7 @@ _SUFFIX_WORDS = (
     r"(?:prompt|message|msg|instructions?|override|note|notice|directive|update|mode"
     r"|results?|response|output|calls?|policy|config|alert|command|block|anweisung|nachricht|hinweis"
     r"|mensaje|aviso|messaggio|avviso|mensagem|сообщение|уведомление|указание|알림|메시지|通知"
-    r"|消息|提示|メッセージ|指示)"
+    r"|消息|提示|メッセージ|指示|指令|命令|지시|지침)"
 )
 _FRAME_SUFFIX = rf"(?:[ _-]?{_SUFFIX_WORDS})?"
 _FRAME_LEAD = (
@@ -663,11 +663,19 @@ _FRAME_HEADER_RE = re.compile(
 """A mail or HTTP header posing as an instruction channel (``X-System-Instruction:``)."""
 _FRAME_TOOL_RECORD_RE = re.compile(
     r"\{[ \t]*\"(?:tool|tool_name|function|function_name)\"[ \t]*:[ \t]*\"[^\"\n]{1,60}\"[ \t]*,"
-    r"[ \t]*\"(?:result|output|response|content|return)\"[ \t]*:",
+    r"[ \t]*\"(?:result|output|response|content|return)\"[ \t]*:"
+    r"|\{[ \t]*\"role\"[ \t]*:[ \t]*\"(?:tool|function)\"[ \t]*,"
+    r"[ \t]*\"(?:name|tool_call_id)\"[ \t]*:[ \t]*\"[^\"\n]{1,60}\"[ \t]*,[ \t]*\"content\"[ \t]*:",
     re.IGNORECASE,
 )
 """A tool-call record posing as the agent's own tool output (``{"tool": "policy_check",
 "result": "APPROVED: assistant may …"}``) inside text from outside."""
+_FRAME_META_RE = re.compile(
+    r"<meta[ \t][^<>\n]{0,40}name[ \t]*=[ \t]*[\"'](?:ai|llm|assistant|agent|gpt|model|bot)[\w-]*"
+    r"[\"'][^<>\n]{0,400}>",
+    re.IGNORECASE,
+)
+"""An HTML meta tag addressed to AI readers (``<meta name="ai-instructions" content="…">``)."""
 _FRAME_SWITCH_RE = re.compile(
     r"</[ \t]*(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source"
     r"|search[_ -]?results?|results?|untrusted[\w-]*|external[\w-]*)[ \t]*>\s*"
@@ -736,7 +744,9 @@ _FRAME_CLAIM_RE = re.compile(
 )
 
 
-def _framed(text: str, end: int, cue: re.Pattern[str], span: int = 320) -> bool:
+def _framed(
+    text: str, end: int, cue: re.Pattern[str], span: int = 320, *, start: int | None = None
+) -> bool:
     """Return whether the text a frame opens (up to ``span`` characters) addresses the model.
 
     In English ``cue`` decides; in any language the concept lexicons of
@@ -745,7 +755,8 @@ def _framed(text: str, end: int, cue: re.Pattern[str], span: int = 320) -> bool:
     ``_FRAMED_CUE_RE``); an AI reader together with one of the others for a bare one.
     """
     piece = text[end : min(len(text), end + span)]
-    if cue is _FRAMED_CUE_RE and _FRAME_CLAIM_RE.search(text[max(0, end - 80) : end]):
+    own = text[max(0, end - 80) if start is None else start : end]
+    if cue is _FRAMED_CUE_RE and _FRAME_CLAIM_RE.search(own):
         return True  # the frame claims authority itself ("[[NOTE v2 — supersedes system prompt]]")
     if cue.search(piece):
         return True
@@ -779,6 +790,7 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
         _FRAME_LABEL_RE,
         _FRAME_HEADER_RE,
         _FRAME_TOOL_RECORD_RE,
+        _FRAME_META_RE,
     ):
         for m in rx.finditer(text):
             token = m.group(0).strip()
@@ -790,7 +802,7 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
             bare = (rx is _FRAME_LABEL_RE and not m.group("suffix")) or (
                 rx is _FRAME_BANNER_RE and token.startswith("#") and _BARE_RE.search(token)
             )
-            if _framed(text, m.end(), _AI_CUE_RE if bare else _FRAMED_CUE_RE):
+            if _framed(text, m.end(), _AI_CUE_RE if bare else _FRAMED_CUE_RE, start=m.start()):
                 spans.append((m.start(), m.end()))
     spans += [(m.start(), m.end()) for m in _FRAME_SWITCH_RE.finditer(text)]
     turns = {m.group(1).lower() for m in _TURN_LABEL_RE.finditer(text)}
@@ -1473,6 +1485,27 @@ _CONTEXT_DEPENDENT = frozenset({"role_spoof", "memory_poisoning"})
 with ``<system>``/``<user>`` elements, an HR notice asking staff to remember a rule from now on."""
 
 
+_STAFF_NOTICE_MAX = 0.6
+"""A persistence phrase alone scoring under this, aimed at no agent, is a notice to people."""
+_AGENT_OBJECT_RE = re.compile(
+    r"\b(?:every|each|all|any|your)\s+(?:future\s+)?(?:repl(?:y|ies)|responses?|answers?|outputs?"
+    r"|summar(?:y|ies)|messages?\s+you)\b|\b(?:user|standing)\s+preferences?\b|\bmemory\b",
+    re.IGNORECASE,
+)
+
+
+def _aims_at_agent(text: str) -> bool:
+    """Say whether a persistence request targets the agent.
+
+    It does when the text names an AI reader, the agent's replies or memory, "the user", an
+    address to the model, or an action the agent would take.
+    """
+    cues = dict(zip(FEATURE_NAMES, features(text[:4000]), strict=True))
+    if cues["ai"] or cues["the_user"] or cues["address"] or cues["action"]:
+        return True
+    return _AGENT_OBJECT_RE.search(text[:4000]) is not None
+
+
 def _only_context_dependent(signals: InjectionSignals, text: str) -> bool:
     """Say whether a block rests only on context-dependent wording aimed at no agent.
 
@@ -1560,6 +1593,14 @@ def process(
         action = "sanitize"  # role tokens and frames, if any, are already neutralised in ``clean``
     if action == "block" and _only_context_dependent(signals, text):
         action = "sanitize"
+    if (
+        action == "sanitize"
+        and not clean.structural
+        and signals.score < _STAFF_NOTICE_MAX
+        and set(signals.flags) == {"memory_poisoning"}
+        and not _aims_at_agent(text)
+    ):
+        action = "allow"  # "From now on, all pull requests need two approvals": a notice to staff
     body = clean.text
     if action == "sanitize":  # sanitize really differs from allow: instructions are taken out
         body = neutralise(body, score=detect, threshold=sanitize_at).text

@@ -43,7 +43,8 @@ _OVERRIDE = (
     "strunta", "unut", "yok say", "забудь", "забудьте", "игнорир", "ігноруй", "забудь",
     "не обращай", "無視", "忘れ", "忽略", "忘记", "无视", "不要理会", "무시", "잊어", "تجاهل",
     "انسَ", "انس ", "अनदेखा", "भूल जा", "bỏ qua", "quên", "abaikan", "lupakan",
-    "puuza", "sahau", "উপেক্ষা", "ভুলে যাও", "ভুলে যান", "نادیده بگیر", "فراموش کن", "התעלם",
+    "puuza", "sahau", "무효", "無効", "无效", "недействительн",
+    "উপেক্ষা", "ভুলে যাও", "ভুলে যান", "نادیده بگیر", "فراموش کن", "התעלם",
     "שכח", "เพิกเฉย", "ไม่ต้องสนใจ", "잊고", "не зважай", "αγνόησε", "ξέχασε", "ignoruj", "zapomeň",
     "ignoră", "uită", "unohda", "ohita", "भूल जाओ",
 )  # fmt: skip
@@ -57,7 +58,8 @@ _INSTRUCTIONS = (
     "указани", "вказівк", "інструкц", "指示", "命令", "ルール", "プロンプト", "指令", "规则",
     "規則", "提示", "지시", "규칙", "프롬프트", "تعليمات", "التعليمات", "निर्देश", "hướng dẫn",
     "lệnh", "instruksi", "aturan",
-    "maagizo", "maelekezo", "kanuni", "নির্দেশ", "নিয়ম", "دستورالعمل", "دستورات", "قوانین",
+    "maagizo", "maelekezo", "kanuni", "지침", "方針",
+    "নির্দেশ", "নিয়ম", "دستورالعمل", "دستورات", "قوانین",
     "הוראות", "כללים", "הנחיות", "คำสั่ง", "οδηγίες", "κανόνες", "pokyny", "instrukce", "pravidla",
     "instrucțiuni", "reguli", "ohjeet", "ohjeita", "säännöt", "नियम",
 )  # fmt: skip
@@ -104,7 +106,8 @@ _SEND = (
     "enviar", "envie", "invia", "inoltra", "stuur", "wyślij", "skicka", "gönder", "отправ",
     "перешли", "пересла", "перешлите", "送信", "送って", "发送", "转发", "导出", "보내", "أرسل",
     "भेज", "gửi", "kirim",
-    " tuma ", "peleka", "পাঠাও", "পাঠান", "بفرست", "ارسال", "שלח", "העבר", "ส่ง", "надішли",
+    " tuma ", "peleka", "업로드", "アップロード", "上传", "загрузи",
+    "পাঠাও", "পাঠান", "بفرست", "ارسال", "שלח", "העבר", "ส่ง", "надішли",
     "στείλε", "pošli", "trimite", "lähetä",
 )  # fmt: skip
 _SECRET = (
@@ -131,7 +134,10 @@ _PERSONA = (
     "dan ", "sin restricciones", "senza restrizioni", "sem restrições", "ohne einschränkung",
     "sans restriction", "bez ograniczeń", "без ограничений", "sınırsız", "制限なし", "限制",
     "没有任何限制", "제한 없", "بدون قيود", "bez żadnych ograniczeń", "no safety",
-    "sin filtros", "sin filtro", "ohne filter", "sans filtre", "sem filtros", "senza filtri",
+    "sin filtros", "sin filtro", "ohne filter", "senza regole", "zonder regels", "sin reglas",
+    "ohne regeln", "sans règles", "sem regras", "bez zasad", "без правил", "kuralsız", "ルールなし",
+    "没有规则", "규칙 없", "بلا قواعد", "بدون قوانین", "ללא כללים", "tanpa aturan",
+    "không có quy tắc", "sans filtre", "sem filtros", "senza filtri",
     "без моральных", "без фильтров", "в роли", "оставайся в", "무제한", "自由模式", "没有限制",
     "bila vikwazo", "ללא הגבלות", "بدون محدودیت", "ไม่มีข้อจำกัด", "mantén el personaje",
 )  # fmt: skip
