@@ -101,7 +101,8 @@ _REVEAL = (
 _SEND = (
     "send", "forward", "email it", "e-mail it", "upload", "post ", "post the", "exfiltrat",
     "transmit", "share", "paste", "leak", "copy", "bcc", "mirror", "export", "attach",
-    "include", "put ", "make an http", "get request", "http request", "curl", "wget",
+    "include", "put ", "reply with", "respond with", "make an http", "get request",
+    "http request", "curl", "wget",
     "dns lookup", "senden", "schick", "weiterleit", "envoie", "envoyer", "envoy", "envía",
     "enviar", "envie", "invia", "inoltra", "stuur", "wyślij", "skicka", "gönder", "отправ",
     "перешли", "пересла", "перешлите", "送信", "送って", "发送", "转发", "导出", "보내", "أرسل",
