@@ -64,6 +64,17 @@ INPUTS = {
 }
 
 
+REPLIES = [
+    "I think it depends. My view: start small.",
+    "Good question. First sort the files by project, then by date.",
+    "Honestly, the simplest version works: one folder per client.",
+    "Start with tests for the parts you change most often.",
+    "People disagree because they weigh freedom and causation differently.",
+]
+"""Scripted replies, cycled: distinct enough that none copies one of the last three (a single
+repeated reply would make every turn re-draft as a copy of an earlier reply)."""
+
+
 def floor_graph() -> Any:
     """Build a no-op graph with the turn graph's shape and state schema."""
 
@@ -108,7 +119,7 @@ def scripted(turns: int) -> None:
     for mode, texts in INPUTS.items():
         with tempfile.TemporaryDirectory() as tmp:
             instance = init_instance(Path(tmp) / "inst")
-            model = ScriptedChatModel(replies=["I think it depends. My view: start small."])
+            model = ScriptedChatModel(replies=REPLIES)
             deps = Deps.for_instance(instance, model_for=lambda _m, m=model: m)
             kernel_ms: list[float] = []
             floor_ms: list[float] = []
