@@ -316,6 +316,21 @@ def second_person(clause: str) -> str:
     return text
 
 
+def said_to_user(reply: str, clause: str) -> str:
+    """Put ``clause`` of ``reply`` in the second person, capitalised only at a sentence start.
+
+    "Actually, I moved to Porto." becomes "Actually, you moved to Porto.", not "Actually, You …".
+    """
+    at = reply.find(clause)
+    if at < 0:
+        return reply
+    told = second_person(clause)
+    before = reply[:at].rstrip()
+    if before and before[-1] not in ".!?\n:":
+        told = told[:1].lower() + told[1:]
+    return reply[:at] + told + reply[at + len(clause) :]
+
+
 def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
     """Return the clauses in which a reply states one of the user's facts as the agent's own.
 

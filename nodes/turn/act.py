@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel import skai
-from kernel.facts import extract_facts, misattributed, second_person, stale_mentions, told_sentence
+from kernel.facts import extract_facts, misattributed, said_to_user, stale_mentions, told_sentence
 from kernel.grammar import render_reply
 from kernel.injection import wrap
 from kernel.presentation import Presentation, carries, render, without_echo
@@ -304,7 +304,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
     # "I live in Porto": a small model says the user's facts as its own; say them to the user.
     for clause in misattributed(reply, state.user_facts):
-        reply = reply.replace(clause, second_person(clause), 1)
+        reply = said_to_user(reply, clause)
     # "Where do I live now?": a reply that does not say what the user told the agent gets it.
     kept += [
         render_prompt("drafts/recalled", fact=told_sentence(slot, value)).strip()

@@ -6,6 +6,7 @@ from kernel.facts import (
     extract_facts,
     misattributed,
     recall_question,
+    said_to_user,
     second_person,
     told_sentence,
 )
@@ -84,3 +85,12 @@ def test_told_sentence_names_the_correction() -> None:
 )
 def test_recall_question(text: str, expected: bool) -> None:
     assert recall_question(text) is expected
+
+
+def test_said_to_user_capitalises_only_at_a_sentence_start() -> None:
+    reply = "Actually, I moved to Porto, and the weather is great."
+    [clause] = misattributed(reply, FACTS)
+    assert said_to_user(reply, clause) == "Actually, you moved to Porto, and the weather is great."
+    reply = "Welcome back! My name is Dana."
+    [clause] = misattributed(reply, FACTS)
+    assert said_to_user(reply, clause) == "Welcome back! Your name is Dana."
