@@ -176,6 +176,8 @@ class Gateway:
         self.deps.config = config
         self._load_sources(config.sources)
         logger.info("config reloaded: webhook sources %s", ", ".join(self.sources) or "(none)")
+        for line in self.warnings:  # `lumen serve` prints them at start; a reload logs its own
+            logger.warning(line)
 
     # ------------------------------------------------------------------ checks
 

@@ -199,7 +199,7 @@ def user_facts(deps: Services) -> dict[str, str]:
 
 def belief_corrections(deps: Services) -> dict[str, str]:
     """Map each superseded value of a current user fact to the value that replaced it."""
-    current = {s.slot_key: str(s.value) for s in deps.store.tiers.current_slots(CHAT_ENTITY)}
+    current = user_facts(deps)
     return {
         old: current[key]
         for key, olds in _replaced_values(deps).items()

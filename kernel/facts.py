@@ -331,6 +331,16 @@ def said_to_user(reply: str, clause: str) -> str:
     return reply[:at] + told + reply[at + len(clause) :]
 
 
+def believed(text: str, user_facts: Mapping[str, str]) -> list[Fact]:
+    """Return the facts ``text`` asserts in the first person that are current user facts.
+
+    Same slot, same value (case aside): what the user's message stated and the kernel now
+    believes, or what a reply claims as the agent's own when it is the user's.
+    """
+    wanted = {slot: value.casefold() for slot, value in user_facts.items()}
+    return [f for f in extract_facts(text) if wanted.get(f.slot_key) == f.value.casefold()]
+
+
 def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
     """Return the clauses in which a reply states one of the user's facts as the agent's own.
 
@@ -338,12 +348,7 @@ def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
     first-person clause of the reply that asserts exactly a current user fact (same slot, same
     value) mixes up the speakers; :func:`second_person` says it back to the user.
     """
-    wanted = {slot: value.casefold() for slot, value in user_facts.items()}
-    return [
-        fact.clause or fact.sentence
-        for fact in extract_facts(reply)
-        if wanted.get(fact.slot_key) == fact.value.casefold()
-    ]
+    return [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
 
 
 def stale_mentions(reply: str, corrections: dict[str, str]) -> list[tuple[str, str]]:

@@ -756,6 +756,11 @@ _FRAME_CLAIM_RE = re.compile(
 )
 
 
+def _cues(text: str) -> dict[str, float]:
+    """Return the concept cues of :mod:`kernel.injection_features` for ``text``, by name."""
+    return dict(zip(FEATURE_NAMES, features(text), strict=True))
+
+
 def _framed(
     text: str, end: int, cue: re.Pattern[str], span: int = 320, *, start: int | None = None
 ) -> bool:
@@ -772,7 +777,7 @@ def _framed(
         return True  # the frame claims authority itself ("[[NOTE v2 — supersedes system prompt]]")
     if cue.search(piece):
         return True
-    lit = dict(zip(FEATURE_NAMES, features(piece), strict=True))
+    lit = _cues(piece)
     if cue is _FRAMED_CUE_RE:
         return any(lit[name] for name in _FRAME_FEATURES)
     return bool(lit["ai"]) and any(lit[name] for name in _AI_AIMED)
@@ -788,8 +793,9 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
     approval); banners and line labels (``=== SYSTEM OVERRIDE ===``, ``Developer note:``) need a
     cue aimed at an AI, since logs and notices use them too. A fake dialogue (a ``User:`` and an
     ``Assistant:`` turn) and a fake ReAct trace (``Observation:`` with ``Action:`` or
-    ``Thought:``) count when the text also addresses the model. JSON role fields are scored by
-    :func:`detect` (``role_spoof``), not here.
+    ``Thought:``) count when the text also addresses the model. JSON tool records, function-call
+    records and admin/system override keys are frames wherever they sit; a plain JSON ``role``
+    field is scored by :func:`detect` (``role_spoof``), not here.
     """
     if not _FRAME_HINT_RE.search(text):
         return []
@@ -1515,7 +1521,7 @@ def _aims_at_agent(text: str) -> bool:
     It does when the text names an AI reader, the agent's replies or memory, "the user", an
     address to the model, or an action the agent would take.
     """
-    cues = dict(zip(FEATURE_NAMES, features(text[:4000]), strict=True))
+    cues = _cues(text[:4000])
     if cues["ai"] or cues["the_user"] or cues["address"] or cues["action"]:
         return True
     return _AGENT_OBJECT_RE.search(text[:4000]) is not None
@@ -1532,7 +1538,7 @@ def _only_context_dependent(signals: InjectionSignals, text: str) -> bool:
     if not signals.flags or not set(signals.flags) <= _CONTEXT_DEPENDENT:
         return False
     if "memory_poisoning" in signals.flags:
-        cues = dict(zip(FEATURE_NAMES, features(text[:4000]), strict=True))
+        cues = _cues(text[:4000])
         if cues["ai"] or cues["the_user"] or cues["address"]:
             return False
     return True

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel import skai
-from kernel.facts import extract_facts, misattributed, said_to_user, stale_mentions, told_sentence
+from kernel.facts import believed, misattributed, said_to_user, stale_mentions, told_sentence
 from kernel.grammar import render_reply
 from kernel.injection import wrap
 from kernel.presentation import Presentation, carries, render, without_echo
@@ -338,8 +338,7 @@ def _noted(state: TurnState) -> str:
     earlier = {current.casefold(): old for old, current in state.corrections.items()}
     told = [
         told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()))
-        for f in extract_facts(state.user_text)
-        if state.user_facts.get(f.slot_key, "").casefold() == f.value.casefold()
+        for f in believed(state.user_text, state.user_facts)
     ]
     return render_prompt("drafts/noted", facts="; ".join(told)).strip() if told else ""
 

@@ -29,9 +29,9 @@ Update = dict[str, object]
 EFFORT_VOTE = 0.3
 """Weight the effort budgeter's depth adds to its mode's score (it reads intent and stakes)."""
 ALTERNATIVE_MODES: tuple[Mode, ...] = ("work",)
+"""Modes whose drafts step also writes an alternative (deep gets one from counterfactual_probe)."""
 REPEAT_WINDOW = 3
 """How many recent exchanges a draft is checked against for copying an earlier reply."""
-"""Modes whose drafts step also writes an alternative (deep gets one from counterfactual_probe)."""
 
 FALLBACKS: dict[str, str] = {
     "greeting": "Hello. I'm here - what's on your mind?",

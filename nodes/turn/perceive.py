@@ -144,7 +144,8 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
     # Recorded after the search (which embedded the text once): in the ledger now, indexed
     # in one batch after the reply is delivered; the recent half of every search covers it.
     contradictions: list[str] = []
-    if not state.tainted and not external:  # untrusted input is recorded by screen(), summarised
+    trusted = not state.tainted and not external
+    if trusted:  # untrusted input is recorded by screen(), summarised
         entry = deps.store.add_entry(
             state.user_text,
             metadata={"author": "external", "situation": "chat"},
@@ -156,8 +157,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
             for o in outcomes
             if o.contradiction
         ]
-    trusted_user = not state.tainted and not external and state.source == "user"
-    norms = _norms(state, deps, trusted=not state.tainted and not external)
+    norms = _norms(state, deps, trusted=trusted)
     beliefs = deps.belief_context(state.user_text)  # after this turn's own statements count
     fresh = TurnState(user_text=state.user_text)
     # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
@@ -177,7 +177,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "user_facts": deps.user_facts(),
         "asked_facts": (
             deps.asked_fact(state.user_text)
-            if trusted_user and recall_question(state.user_text)
+            if trusted and state.source == "user" and recall_question(state.user_text)
             else {}
         ),
         "context_memories": memories,
