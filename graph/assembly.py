@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from langgraph.channels import UntrackedValue
 from langgraph.graph import END, START, StateGraph
 
 from graph.deps import Deps
@@ -87,6 +88,16 @@ def chain(graph: StateGraph[Any, Any, Any, Any], names: Iterable[str]) -> None:
         graph.add_edge(left, right)
 
 
+def untracked(schema: type[Any]) -> frozenset[str]:
+    """Return the fields of ``schema`` LangGraph never checkpoints (``UntrackedValue``)."""
+    fields = getattr(schema, "model_fields", {})
+    return frozenset(
+        name
+        for name, info in fields.items()
+        if any(isinstance(m, UntrackedValue) for m in info.metadata)
+    )
+
+
 def instrument(
     name: str, fn: NodeFn, deps: Deps, layout: Layout, situation: str
 ) -> Callable[[Any], dict[str, Any]]:
@@ -96,11 +107,20 @@ def instrument(
 
     def step(state: Any) -> dict[str, Any]:
         started = time.perf_counter()
+        reloaded = (
+            name not in layout.run_start
+            and getattr(state, "me", False) is None
+            and "me" in untracked(type(state))
+        )
+        if reloaded:  # resumed from a mid-run checkpoint, which never holds the self
+            state = state.model_copy(update={"me": deps.instance.load_self()})
         try:
             update = fn(state, deps=deps, **named)
         except BaseException:
             deps.end_run()  # the audit trail so far is written; the run's vault dies with it
             raise
+        if reloaded:
+            update.setdefault("me", state.me)
         if name in layout.run_end:  # the run's last step: who am I now (each checkpoint keeps it)
             update["snapshot"] = take_snapshot(deps.instance, deps.store)
         ms = round((time.perf_counter() - started) * 1000, 3)

@@ -10,6 +10,7 @@ the self exactly (``lumen fork`` / ``replay``) and the kernel can roll back to t
 from __future__ import annotations
 
 from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -118,5 +119,26 @@ def take_snapshot(instance: Instance, store: MemoryStore | None = None) -> SelfS
         ],
         norms=norms,
         last_reply=me.metacog.last_reply[:REPLY_CHARS],
-        self_core=me.model_dump(mode="json", include=set(SELF_CORE)),
+        self_core=_core(me),
     )
+
+
+@cache
+def _seed_shadow() -> dict[str, Any]:
+    from kernel.shadow import Shadow
+
+    return Shadow().model_dump(mode="json")
+
+
+def _core(me: Self) -> dict[str, Any]:
+    """Return the self's core, without the shadow catalogue while it is the seeded one.
+
+    The catalogue is 11 KB and changes only when the user adds a veto (the writeback guard keeps
+    every built-in pattern): an absent ``shadow`` restores as the seeded catalogue
+    (``restored_self`` replaces ``psyche`` whole), so each checkpoint carries it only once it
+    differs.
+    """
+    core = me.model_dump(mode="json", include=set(SELF_CORE))
+    if core["psyche"]["shadow"] == _seed_shadow():
+        del core["psyche"]["shadow"]
+    return core

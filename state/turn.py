@@ -1,14 +1,16 @@
 """Graph state of a chat turn (declared once; nodes return partial updates).
 
-The state is bounded: a few recent exchanges, this turn's working values and the snapshot of the
-self (``me``). Bulk history lives in the memory ledger, not in checkpoints.
+The state is bounded: a few recent exchanges, this turn's working values, the self the run works
+on (``me``, never checkpointed) and the snapshot of who the self was at the run's end. Bulk
+history lives in the memory ledger, not in checkpoints.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from langgraph.channels import UntrackedValue
 from pydantic import BaseModel, Field
 
 from state.self_state import Self, Unit, utc_now
@@ -140,7 +142,12 @@ class TurnState(TurnInput):
 
     turn_index: int = 0
     tainted: bool = False
-    me: Self | None = None
+    me: Annotated[Self | None, UntrackedValue(object)] = None
+    """The self as this run sees and changes it. Never checkpointed (LangGraph ``UntrackedValue``):
+    ingest loads it from the instance at the start of every turn and ``recurrence_closure``
+    commits it, so a checkpoint's copy was never read back — it was 30 KB of every checkpoint
+    (the ``snapshot`` keeps who the self was). A run resumed from a mid-run checkpoint (a
+    ``langgraph dev`` thread, ``lumen replay``) gets it reloaded by the step wrapper."""
     snapshot: SelfSnapshot | None = None
     history: list[Exchange] = Field(default_factory=list, max_length=HISTORY_TURNS)
     norms: list[str] = Field(default_factory=list)

@@ -115,3 +115,25 @@ def test_load_self_sees_every_change_to_the_file(tmp_path: Path) -> None:
     instance.self_file.write_text("{broken", encoding="utf-8")
     with pytest.raises(DataFileError, match="invalid JSON"):
         instance.load_self()
+
+
+def test_snapshot_core_restores_the_shadow_catalogue_it_had(tmp_path: Path) -> None:
+    """A snapshot leaves the seeded catalogue out (11 KB per checkpoint) and still restores it."""
+    from kernel.patterns import ShadowPattern
+    from kernel.shadow import Shadow
+    from state.snapshot import restored_self, take_snapshot
+
+    inst = init_instance(tmp_path / "i", now=datetime(2026, 11, 22, 9, tzinfo=UTC))
+    seeded = take_snapshot(inst)
+    assert "shadow" not in seeded.self_core["psyche"]
+    me = inst.load_self()
+    extra = ShadowPattern(name="no_prod_drop", triggers=["drop table"])
+    me.psyche.shadow.veto_patterns.append(extra)
+    inst.save_self(me)
+    custom = take_snapshot(inst)
+    assert custom.self_core["psyche"]["shadow"]["veto_patterns"][-1]["name"] == "no_prod_drop"
+    # each restores exactly the catalogue it was taken with, whatever the present one is
+    plain = restored_self(inst.load_self(), seeded)
+    assert plain.psyche.shadow == Shadow()
+    back = restored_self(plain, custom).psyche.shadow
+    assert back == inst.load_self().psyche.shadow != Shadow()
