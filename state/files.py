@@ -12,13 +12,19 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 from state.errors import DataFileError
 from state.records import GoalRecord, ValueRecord
@@ -296,23 +302,50 @@ def torn_lines(root: Path) -> list[tuple[Path, dict[str, Any]]]:
     ]
 
 
+@contextmanager
+def path_lock(path: Path) -> Iterator[None]:
+    """Hold the inter-process lock of ``path`` (``<path>.lock``) for the block.
+
+    The same lock ``filelock.FileLock(f"{path}.lock")`` takes (``flock`` on the lock file), so
+    both exclude each other, without that library's per-call bookkeeping (a tenth of a
+    millisecond, six times a turn). A fresh descriptor per hold: two threads exclude each other
+    too. Not re-entrant: never nest it with another hold of the same path. Where ``flock`` does
+    not exist (Windows), ``filelock`` does the job.
+    """
+    lock_file = f"{path}.lock"
+    if fcntl is None:  # pragma: no cover - not on Linux or macOS
+        from filelock import FileLock
+
+        with FileLock(lock_file):
+            yield
+        return
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
 def append_lines(path: Path, lines: list[bytes]) -> dict[str, Any] | None:
     """Append whole lines under the file's lock, repairing a torn tail first.
 
-    Each line is one ``os.write`` on an ``O_APPEND`` descriptor, so concurrent writers
-    interleave whole lines. Returns the torn record if a torn tail was moved aside.
+    The lines go out in one ``os.write`` on an ``O_APPEND`` descriptor (a loop only if the
+    kernel writes less), so concurrent writers never interleave inside a line. Returns the torn
+    record if a torn tail was moved aside.
     """
-    from filelock import FileLock  # lazy: read-only commands never lock
-
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
+    data = b"".join(lines)
+    with path_lock(path):
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             torn = repair_tail(path, fd)
-            for line in lines:
-                written = os.write(fd, line)
-                if written != len(line):  # pragma: no cover - only on a full disk
-                    raise OSError(f"short write to {path}: {written} of {len(line)}")
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:  # pragma: no cover - only on a full disk
+                    raise OSError(f"short write to {path}: {len(data) - len(view)} of {len(data)}")
+                view = view[written:]
         finally:
             os.close(fd)
     return torn

@@ -317,9 +317,9 @@ class Instance:
         vector, affect and stability, reflection the psyche): ``merge`` copies only its own parts
         onto the present self, so concurrent ``chat`` and ``run`` never undo each other.
         """
-        from filelock import FileLock
+        from state.files import path_lock
 
-        with FileLock(str(self.self_file) + ".lock"):
+        with path_lock(self.self_file):
             merged = merge(self.load_self())
             self.save_self(merged)
         return merged

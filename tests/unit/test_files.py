@@ -4,6 +4,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from state.files import atomic_write_json, atomic_write_text, parse_soul
 
 CRASH_BETWEEN_WRITE_AND_RENAME = textwrap.dedent(
@@ -49,3 +51,37 @@ def test_atomic_write_replaces_content_and_keeps_mode(tmp_path: Path) -> None:
 def test_parse_soul_reads_name_and_ontology() -> None:
     text = "# Ada\n\n## Ontology\nA kernel\nwith a self.\n\n## Narrative\nStory.\n"
     assert parse_soul(text) == ("Ada", "A kernel with a self.")
+
+
+def test_path_lock_and_filelock_exclude_each_other(tmp_path: Path) -> None:
+    """``path_lock`` takes the very lock ``filelock`` takes on ``<path>.lock``, both ways."""
+    import threading
+
+    from filelock import FileLock, Timeout
+
+    from state.files import path_lock
+
+    target = tmp_path / "ledger.jsonl"
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with path_lock(target):
+            held.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=hold)
+    worker.start()
+    assert held.wait(10)
+    with pytest.raises(Timeout):
+        FileLock(f"{target}.lock", timeout=0.05).acquire()
+    release.set()
+    worker.join(10)
+    with FileLock(f"{target}.lock", timeout=1):
+        blocked = threading.Thread(target=hold)
+        held.clear()
+        release.clear()
+        blocked.start()
+        assert not held.wait(0.2)  # waits for filelock's hold to end
+    assert held.wait(10)
+    release.set()
+    blocked.join(10)
