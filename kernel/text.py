@@ -90,25 +90,94 @@ def _squash(text: str) -> str:
     return re.sub(r"[^\w]+", " ", text.casefold()).strip()
 
 
+PERSON = {
+    **dict.fromkeys(("i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself"), "·p"),
+    **dict.fromkeys(("i'm", "you're", "im", "youre"), "·p ·be"),
+    **dict.fromkeys(("am", "are"), "·be"),
+    **dict.fromkeys(("i've", "you've", "ive"), "·p have"),
+    **dict.fromkeys(("i'd", "you'd"), "·p would"),
+    **dict.fromkeys(("i'll", "you'll"), "·p will"),
+}
+"""First and second person folded together: an echo may swap "I'm" for "you're"."""
+NEAR_ECHO_WORDS = 5
+"""A near echo copies at least this many of the user's words in a row…"""
+NEAR_ECHO_SHARE = 0.75
+"""…and they make up at least this share of the reply sentence's words."""
+
+
+def _person_words(text: str) -> list[str]:
+    """Words of ``text`` (casefolded, apostrophes kept) with the person folded (``PERSON``)."""
+    out: list[str] = []
+    for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)?", text.casefold()):
+        out += PERSON.get(word.replace("’", "'"), word).split()
+    return out
+
+
+def _longest_run(left: list[str], right: list[str]) -> int:
+    """Return the length of the longest run of words ``left`` and ``right`` share."""
+    best = 0
+    previous = [0] * (len(right) + 1)
+    for a in left:
+        current = [0] * (len(right) + 1)
+        for j, b in enumerate(right, 1):
+            if a == b:
+                current[j] = previous[j - 1] + 1
+                best = max(best, current[j])
+        previous = current
+    return best
+
+
+def near_echo(sentence: str, said: str) -> bool:
+    """Whether ``sentence`` mostly copies one of the user's sentences (person swapped or not).
+
+    "You're Alex, I teach chemistry in Leeds" after "Hi! I'm Alex, I teach chemistry in Leeds"
+    is one; "Since you teach chemistry in Leeds, try the RSC library" is not (the copied run is
+    under ``NEAR_ECHO_SHARE`` of the sentence). A question is echoed only by a question: "You
+    should quit your job if it makes you miserable." answers "Should I quit my job if it makes
+    me miserable?".
+    """
+    words = _person_words(sentence)
+    if len(words) < NEAR_ECHO_WORDS:
+        return False
+    asks = sentence.rstrip(" \"'”’»)").endswith("?")
+    for part in re.split(r"(?<=[.!?…])\s+|\n+", said):
+        if part.rstrip(" \"'”’»)").endswith("?") and not asks:
+            continue
+        run = _longest_run(words, _person_words(part))
+        if run >= NEAR_ECHO_WORDS and run >= NEAR_ECHO_SHARE * len(words):
+            return True
+    return False
+
+
 def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     """Remove the user's own message when the reply repeats it (a small model's habit).
 
     Drops every sentence or line of ``reply`` that contains ``said`` again, word for word (case,
-    punctuation and quotes ignored), e.g. "You asked: what are three good habits?". Short
-    messages (``min_chars``) are left alone: "Thanks!" answered with "Thanks!" is not an echo
-    worth removing. A reply that was nothing but the
-    echo comes back as ``""``: the caller decides what to say instead.
+    punctuation and quotes ignored), e.g. "You asked: what are three good habits?", or that is a
+    near echo of it (``near_echo``: mostly the user's words, "I" turned into "you" or not).
+    Short messages (``min_chars``) are left alone: "Thanks!" answered with "Thanks!" is not an
+    echo worth removing. A reply that was nothing but the echo — or kept only a word or two
+    around it, such as "Hello!" — comes back as ``""``: the caller decides what to say instead.
+    Quotes the echo opened or closed are dropped with it.
     """
     target = _squash(said)
     if len(target) < min_chars:
         return reply
     kept_lines = []
+    dropped = False
     for line in reply.splitlines():
-        parts = re.split(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’»])\s+", line)
-        kept = [p for p in parts if target not in _squash(p)]
+        parts = re.split(r"(?<=[.!?…])\s+|(?<=[.!?…][\"'”’»])\s+", line)
+        kept = [p for p in parts if target not in _squash(p) and not near_echo(p, said)]
+        dropped |= len(kept) != len(parts)
         if kept or not line.strip():
             kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)
-    return "\n".join(kept_lines).strip()
+    if not dropped:
+        return reply
+    left = "\n".join(kept_lines).strip()
+    if left.count('"') % 2:  # the echo took one of a pair of quotes with it
+        left = left.replace('"', "", 1) if left.startswith('"') else left.rstrip('"').rstrip()
+    left = left.strip(" \t\n“”«»").strip()
+    return left if len(words(left)) > 2 else ""
 
 
 def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:

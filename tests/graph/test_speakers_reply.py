@@ -26,6 +26,11 @@ REPLIES = {
     "Where do I live now?": "I live in Porto. It is a lovely city.",
     "What's my name?": "My name is Dana.",
     "Where do you live?": "I live in the cloud, on a server somewhere.",
+    # SmolLM2-135M on the embedded default: the introduction said back, person half-swapped
+    "Hi! I'm Alex, I teach chemistry in Leeds.": '"Hello! You\'re Alex, I teach chemistry in Leeds…',
+    "I have two cats called Miso and Tofu.": (
+        "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
+    ),
 }
 
 
@@ -43,6 +48,18 @@ def test_a_correction_echoed_by_the_model_is_acknowledged(turn: TurnRunner) -> N
     assert state.user_facts == {"user.profile.name": "Dana", "user.profile.location": "Porto"}
     assert state.reply == "Noted: you live in Porto (not Lisbon)."
     assert any("facts it stated are acknowledged" in d for d in state.degraded)
+
+
+def test_an_introduction_said_back_with_the_person_half_swapped_is_not_the_reply(
+    turn: TurnRunner,
+) -> None:
+    """A near echo is dropped with its stray quote; what it stated is acknowledged instead."""
+    state = turn("Hi! I'm Alex, I teach chemistry in Leeds.")
+    assert "chemistry in Leeds…" not in state.reply and not state.reply.startswith('"')
+    assert state.reply.startswith("Noted:") and "Alex" in state.reply
+    # the rest of a reply that merely opened with an echo stands on its own
+    cats = turn("I have two cats called Miso and Tofu.").reply
+    assert cats == "Cats that share a home need two litter trays."
 
 
 def test_the_users_facts_said_as_the_agents_own_are_said_back_to_the_user(
