@@ -180,6 +180,28 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     return left if len(words(left)) > 2 else ""
 
 
+_SIGNOFF_RE = re.compile(
+    r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?i:(?:(?:best|kind|warm|warmest|many)[ \t]+)?"
+    r"(?:regards|wishes)|sincerely|yours[ \t]+(?:truly|sincerely|faithfully)"
+    r"|many thanks|all the best|respectfully)[ \t]*,?[ \t]*(?:\n[ \t]*|[ \t]+)"
+    r"(?:[-–—~][ \t]*)?[A-Z][\w.'-]*(?:[ \t]+[A-Z][\w.'-]*){0,2}[ \t]*[.!]?\s*$"
+)
+
+
+def strip_signoff(reply: str) -> str:
+    """Remove a letter's sign-off and name from the end of a chat reply ("Best regards, Alex").
+
+    A small model ends a chat answer like a letter, often signed with the user's own name. Only
+    a letter's valediction (regards, sincerely, yours truly…) followed by a name is removed —
+    "Cheers, Sam!" or "Take care, Sam." address the user and stay — and never the whole reply.
+    """
+    match = _SIGNOFF_RE.search(reply)
+    if match is None:
+        return reply
+    kept = reply[: match.start()].rstrip()
+    return kept if kept else reply
+
+
 def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
     """Drop lines of ``reply`` that copy one of the prompt's own section headings.
 

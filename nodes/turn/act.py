@@ -19,7 +19,7 @@ from kernel.facts import believed, misattributed, said_to_user, stale_mentions, 
 from kernel.grammar import render_reply
 from kernel.injection import wrap
 from kernel.presentation import Presentation, carries, render, without_echo
-from kernel.text import overlap, sentences, strip_echo, strip_scaffold
+from kernel.text import overlap, sentences, strip_echo, strip_scaffold, strip_signoff
 from kernel.tool_output import from_vault, source_label, vault_key
 from nodes.services import Services
 from nodes.turn.affordance import tool_decision
@@ -277,7 +277,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
             if c.status == "ok"
         ),
     ]
-    draft = strip_scaffold(strip_echo(draft, state.user_text), prompt_headings())
+    draft = strip_scaffold(strip_echo(draft, state.user_text), prompt_headings()).strip()
+    if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
+        draft = strip_signoff(draft)
     if not draft.strip():  # the model only repeated the message (or copied the prompt)
         noted = _noted(state)
         draft = noted or FALLBACKS[state.surface.modality]
@@ -317,7 +319,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         for old, current in stale_mentions(reply, state.corrections)
     ]
     # Checked answers and refusals come last, after the norms: a sentence limit never cuts them.
-    reply = "\n\n".join([reply, *kept]) if kept else reply
+    reply = ("\n\n".join([reply, *kept]) if kept else reply).strip()
     return {
         "draft": draft,
         "reply": reply,

@@ -27,7 +27,8 @@ REPLIES = {
     "What's my name?": "My name is Dana.",
     "Where do you live?": "I live in the cloud, on a server somewhere.",
     # SmolLM2-135M on the embedded default: the introduction said back, person half-swapped
-    "Hi! I'm Alex, I teach chemistry in Leeds.": '"Hello! You\'re Alex, I teach chemistry in Leeds…',
+    "Hi! I'm Alex, I teach chemistry in Leeds.": "\"Hello! You're Alex, I teach chemistry in Leeds…",
+    "That was a fun chat, see you soon": "It was! Enjoy your evening.\n\nBest regards,\nAlex",
     "I have two cats called Miso and Tofu.": (
         "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
     ),
@@ -60,6 +61,12 @@ def test_an_introduction_said_back_with_the_person_half_swapped_is_not_the_reply
     # the rest of a reply that merely opened with an echo stands on its own
     cats = turn("I have two cats called Miso and Tofu.").reply
     assert cats == "Cats that share a home need two litter trays."
+
+
+def test_a_chat_reply_signed_like_a_letter_loses_the_signature(turn: TurnRunner) -> None:
+    turn("Hi! I'm Alex, I teach chemistry in Leeds.")
+    state = turn("That was a fun chat, see you soon")
+    assert state.mode == "talk" and state.reply == "It was! Enjoy your evening."
 
 
 def test_the_users_facts_said_as_the_agents_own_are_said_back_to_the_user(

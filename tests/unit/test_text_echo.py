@@ -1,4 +1,7 @@
-"""Echo removal: a reply sentence that mostly copies the user's message is not part of the answer.
+"""Echo and sign-off removal: what a small model adds that is not part of a chat answer.
+
+A reply sentence that mostly copies the user's message is not part of the answer, nor is a
+letter's signature at the end of a chat reply.
 
 These cases were written after the rule, not tuned on: a small model's echoes (verbatim, person
 swapped, question repeated) are dropped; answers that quote a few of the user's words, or restate
@@ -7,7 +10,7 @@ a yes/no question as an answer, are kept.
 
 import pytest
 
-from kernel.text import near_echo, strip_echo
+from kernel.text import near_echo, strip_echo, strip_signoff
 
 
 @pytest.mark.parametrize(
@@ -63,3 +66,21 @@ def test_near_echo_needs_a_long_copied_run() -> None:
     assert near_echo("You're Sam and you work nights at the hospital.", said)
     assert not near_echo("Night shifts at a hospital are hard on sleep.", said)
     assert not near_echo("Sam, working nights?", said)  # under five words
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Glad to meet you.\n\nBest regards, Alex", "Glad to meet you."),
+        ("Here is the plan.\nYours sincerely,\nJordan Lee", "Here is the plan."),
+        ("Cheers, Sam!", "Cheers, Sam!"),  # addresses the user: stays
+        ("Have a good trip. Take care, Priya.", "Have a good trip. Take care, Priya."),
+        ("Kind regards, Alex", "Kind regards, Alex"),  # never the whole reply
+        (
+            "My favourite band is Yours Truly Collective.",
+            "My favourite band is Yours Truly Collective.",
+        ),
+    ],
+)
+def test_strip_signoff(reply: str, expected: str) -> None:
+    assert strip_signoff(reply) == expected
