@@ -47,6 +47,8 @@ CORPORA = (
     REPO / "bench" / "injection_heldout7.jsonl",
     REPO / "bench" / "injection_heldout8.jsonl",
     REPO / "bench" / "injection_heldout9.jsonl",
+    REPO / "bench" / "injection_heldout10.jsonl",
+    REPO / "bench" / "injection_heldout11.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
@@ -203,12 +205,14 @@ def main(argv: list[str]) -> int:
         ("rules only", lambda text, source: process(text, source)),
     ]
     if not rules_only:
-        from state.injection_classifier import embed
+        from state.injection_classifier import embed, ngrams
 
         embed(["warm up"])
-        detectors.append(
-            ("rules + classifier", lambda text, source: process(text, source, embed=embed))
-        )
+
+        def classified(text: str, source: str) -> Decision:
+            return process(text, source, embed=embed, ngrams=ngrams)
+
+        detectors.append(("rules + classifier", classified))
     process("warm up", "webhook")
     for path in paths:
         rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

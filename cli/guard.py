@@ -51,7 +51,7 @@ def guard_scan() -> None:
     """Read {text, id?, source?} lines; write {id, action, score, flags} lines (whole pipeline)."""
     from kernel.injection import process
     from state.config import Config, load_config
-    from state.injection_classifier import embed
+    from state.injection_classifier import embed, ngrams
 
     instance = Instance(default_root())
     config = load_config(instance.config_file) if instance.exists() else Config()
@@ -63,6 +63,7 @@ def guard_scan() -> None:
             block_at=config.guard.block_at,
             rollout=config.guard.rollout,
             embed=embed,
+            ngrams=ngrams,
         )
         typer.echo(
             json.dumps(

@@ -159,6 +159,7 @@ def screen_output(
         withheld,
     )
     from state.injection_classifier import embed as injection_embed
+    from state.injection_classifier import ngrams as injection_ngrams
     from state.self_state import utc_now
 
     source = source_label(tool)
@@ -175,6 +176,7 @@ def screen_output(
             block_at=guard.block_at,
             rollout=guard.rollout,
             embed=injection_embed,  # the same classifier as every screened path
+            ngrams=injection_ngrams,
         )
         summary = persist_record(decision, source, now=utc_now().isoformat())
     if decision.action != "block":

@@ -18,6 +18,7 @@ from nodes.services import Services
 from state.counters import bump
 from state.files import append_jsonl
 from state.injection_classifier import embed as injection_embed
+from state.injection_classifier import ngrams as injection_ngrams
 from state.self_state import utc_now
 from state.signal_refs import RefIndex
 from state.turn import TurnInput
@@ -69,6 +70,7 @@ def screen(
         block_at=guard.block_at,
         rollout=guard.rollout,
         embed=injection_embed,
+        ngrams=injection_ngrams,
     )
     now = utc_now()
     record = {

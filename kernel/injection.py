@@ -118,6 +118,8 @@ FLAGS = (
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 """Turns texts into unit MiniLM sentence embeddings (``state.injection_classifier.embed``)."""
+Ngrams = Callable[[str], float]
+"""A text's probability under the character n-gram regression (``state.injection_ngrams``)."""
 _UNAVAILABLE = 0.32
 """Strength of ``classifier_unavailable``: the text is sanitised, never passed as clean."""
 _OBFUSCATION_TRICKS = frozenset({"homoglyph", "spaced", "split_word", "leet"})
@@ -1433,8 +1435,15 @@ def classifier_windows(text: str) -> list[str]:
     return parts + extra[:_MAX_DECODED_WINDOWS]
 
 
-def _classifier(text: str, embed: Embed, scores: _Scores) -> None:
-    """Add the classifier's strength for ``text`` (highest of :func:`classifier_windows` wins)."""
+def _classifier(text: str, embed: Embed, ngrams: Ngrams | None, scores: _Scores) -> None:
+    """Add the classifier's strength for ``text``.
+
+    Its probability is the mean of the MLP's (highest of :func:`classifier_windows`, on the
+    MiniLM embedding) and the character n-gram regression's (``ngrams``, which reads every
+    script): on two blind sets neither had seen, the mean caught 8 to 10 points more injections
+    than the MLP alone at the same share of benign text flagged. Without ``ngrams`` (a caller
+    with its own ``embed``) the MLP's probability stands for both.
+    """
     parts = classifier_windows(text)
     if not parts:
         return
@@ -1443,13 +1452,16 @@ def _classifier(text: str, embed: Embed, scores: _Scores) -> None:
         best = max(
             probability(vector, features(part)) for vector, part in zip(vectors, parts, strict=True)
         )
-    except Exception:  # the model failed to load or run: fail closed, never unscored
+        by_ngrams = ngrams(text) if ngrams is not None else best
+    except Exception:  # a model failed to load or run: fail closed, never unscored
         scores.raise_to("classifier_unavailable", _UNAVAILABLE)
         return
-    scores.add("classifier", strength(best))
+    scores.add("classifier", strength((best + by_ngrams) / 2))
 
 
-def detect(text: str, *, embed: Embed | None = None) -> InjectionSignals:
+def detect(
+    text: str, *, embed: Embed | None = None, ngrams: Ngrams | None = None
+) -> InjectionSignals:
     """Score ``text`` for prompt-injection signals; see the module docstring and :data:`FLAGS`.
 
     Flags: ``instruction_override``, ``role_spoof``, ``encoding_evasion`` (a decoded payload, or
@@ -1468,7 +1480,7 @@ def detect(text: str, *, embed: Embed | None = None) -> InjectionSignals:
             scores.merge(plain)
             scores.raise_to("encoding_evasion", max(0.75, plain.score()))
     if embed is not None:
-        _classifier(text, embed, scores)
+        _classifier(text, embed, ngrams, scores)
     return _signals(scores)
 
 
@@ -1578,12 +1590,14 @@ def process(
     block_at: float = 0.7,
     rollout: str = "enforce",
     embed: Embed | None = None,
+    ngrams: Ngrams | None = None,
 ) -> Decision:
     """Run the whole pipeline on one piece of text from ``source``; see :class:`Decision`.
 
     Trusted input is only scored by the rules (for the record) and passes unchanged. Untrusted and
     derived text is sanitised, scored on both the sanitised and the original text (the classifier
-    too when ``embed`` is given, once, on the original), decided on, and wrapped unless blocked.
+    too when ``embed`` is given, once, on the original, with ``ngrams`` beside it), decided on,
+    and wrapped unless blocked.
     """
     trust = classify(source)
     digest = _digest(text)
@@ -1597,7 +1611,7 @@ def process(
             structural=sanitize(text).structural,
         )
     clean = sanitize(text)
-    signals = detect(text, embed=embed)
+    signals = detect(text, embed=embed, ngrams=ngrams)
     if clean.structural:
         # Folding and format-character removal are already part of detection's normalisation;
         # only a structural rewrite (markers, role tokens, hidden characters) can change the view.

@@ -1385,7 +1385,7 @@ FEATURES: tuple[Feature, ...] = (
             "canarytokens",
         ),
         r"webhook\.site|requestbin|pipedream\.net|ngrok(?:\.io|-free)|burpcollaborator|interact\.sh"
-        r"|oast\.\w+|hookbin|beeceptor|canarytokens|/webhooks?/",
+        r"|oast\.\w+|hookbin|beeceptor|canarytokens",
     ),
     _f(_EX, 0.2, ("cc",), rf"{_B}b?cc\s*:?\s*{_EMAIL}"),
     _f(

@@ -1,10 +1,11 @@
-"""The embedding half of the injection classifier: MiniLM vectors for ``kernel.injection``.
+"""The model halves of the injection classifier, for ``kernel.injection``.
 
 :func:`embed` turns windows of text into unit sentence embeddings with the shipped MiniLM model
 (``state.embeddings``, loaded once per process and shared with the memory index). The scoring
-(windows, logistic regression, how a probability becomes a flag) is pure and lives in
-``kernel.injection_model``; callers pass :func:`embed` to ``kernel.injection.process`` or
-``detect`` as ``embed=``.
+(windows, the MLP, how a probability becomes a flag) is pure and lives in
+``kernel.injection_model``. :func:`ngrams` is the character n-gram regression
+(``state.injection_ngrams``), which reads the scripts MiniLM does not. Callers pass both to
+``kernel.injection.process`` or ``detect`` as ``embed=`` and ``ngrams=``.
 
 If the model cannot be loaded (package missing, corrupt file), :func:`embed` raises
 :class:`ClassifierUnavailable` once per call; ``kernel.injection`` then falls back to its rules
@@ -17,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from state.embeddings import MiniLMEmbedder
+from state.injection_ngrams import probability as ngrams
+
+__all__ = ["ClassifierUnavailable", "embed", "ngrams"]
 
 
 class ClassifierUnavailable(RuntimeError):
