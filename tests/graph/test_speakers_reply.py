@@ -27,7 +27,9 @@ REPLIES = {
     "What's my name?": "My name is Dana.",
     "Where do you live?": "I live in the cloud, on a server somewhere.",
     # SmolLM2-135M on the embedded default: the introduction said back, person half-swapped
-    "Hi! I'm Alex, I teach chemistry in Leeds.": "\"Hello! You're Alex, I teach chemistry in Leeds…",
+    "Hi! I'm Alex, I teach chemistry in Leeds.": (
+        "\"Hello! You're Alex, I teach chemistry in Leeds…"
+    ),
     "That was a fun chat, see you soon": "It was! Enjoy your evening.\n\nBest regards,\nAlex",
     "I have two cats called Miso and Tofu.": (
         "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
