@@ -469,6 +469,23 @@ def _list_as_prose(items: Sequence[str], ordered: bool) -> list[str]:
     return sentences
 
 
+_GREETING_RE = re.compile(
+    r"(?:(?:hi|hello|hey|greetings|howdy)(?: there| friend| all| everyone)?"
+    r"|good (?:morning|afternoon|evening))[\s!.,]*",
+    re.IGNORECASE,
+)
+
+
+def greeting_opener(draft: str) -> str:
+    """Return the draft's first sentence when it is a bare greeting ("Good evening!"), else "".
+
+    The grammars drop greetings as fluff; a reply to a greeting gets its greeting back.
+    """
+    sentences = split_sentences(draft.strip())
+    first = sentences[0] if sentences else ""
+    return first if _GREETING_RE.fullmatch(first) else ""
+
+
 def _is_pleasantry(sentence: str) -> bool:
     """Say whether a sentence is a greeting, praise for the question or a sign-off."""
     return _PLEASANTRY_RE.fullmatch(sentence.strip()) is not None

@@ -559,6 +559,14 @@ def _stem(word: str) -> str:
     return word[:5]
 
 
+def _all_stems(text: str) -> list[str]:
+    """Return each word's content stem, or "" for a short word, stopword or number (aligned)."""
+    return [
+        _stem(w) if len(w) >= 4 and w not in _STOPWORDS and not w.isdigit() else ""
+        for w in _words(text)
+    ]
+
+
 def _content_stems(text: str) -> list[str]:
     return [
         _stem(w) for w in _words(text) if len(w) >= 4 and w not in _STOPWORDS and not w.isdigit()
@@ -1247,6 +1255,13 @@ RELEVANCE_MIN_TERMS = 2
 """Messages with fewer content words ("hi", "ok") cannot be judged: every draft is relevant."""
 RELEVANCE_SATURATION = 4
 """Sharing this many of the message's content words counts as fully relevant."""
+PHATIC = frozenset(
+    """hello hey hiya good morning afternoon evening night thanks thank cheers haha hahaha hehe lol
+    lmao wow cool nice great awesome funny lovely sweet amazing yeah yep yes sure okay alright fine
+    bye goodbye later soon care""".split()
+)
+"""Words of greetings, thanks and reactions: they set no topic a reply must share ("Good
+morning!" answered "Did you sleep well?", "Haha, that's funny" answered "Glad it landed")."""
 
 
 def draft_relevance(draft: str, user_text: str, *, similarity: float | None = None) -> float:
@@ -1259,7 +1274,11 @@ def draft_relevance(draft: str, user_text: str, *, similarity: float | None = No
     ``similarity`` (e.g. an embedding cosine), when given, can only raise the score: a draft
     that paraphrases without repeating words is not off-topic.
     """
-    asked = set(_content_stems(_fold(user_text)))
+    asked = {
+        stem
+        for word, stem in zip(_words(_fold(user_text)), _all_stems(_fold(user_text)), strict=True)
+        if stem and word not in PHATIC and word.split("'")[0] not in _STOPWORDS
+    }
     if len(asked) < RELEVANCE_MIN_TERMS:
         return 1.0
     shared = asked & set(_content_stems(_fold(draft)))

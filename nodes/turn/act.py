@@ -16,7 +16,7 @@ from typing import Any
 
 from kernel import skai
 from kernel.facts import believed, misattributed, said_to_user, stale_mentions, told_sentence
-from kernel.grammar import render_reply
+from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import overlap, sentences, strip_echo, strip_scaffold, strip_signoff
@@ -277,7 +277,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
             if c.status == "ok"
         ),
     ]
-    draft = strip_scaffold(strip_echo(draft, state.user_text), prompt_headings()).strip()
+    if state.surface.modality != "greeting":  # "Good morning!" answered "Good morning!" is fine
+        draft = strip_echo(draft, state.user_text)
+    draft = strip_scaffold(draft, prompt_headings()).strip()
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
     if not draft.strip():  # the model only repeated the message (or copied the prompt)
@@ -300,6 +302,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     except ValueError as exc:
         degraded.append(f"compose_final: grammar {grammar!r} unusable ({exc}); narrative used")
         reply = render_reply(body, "narrative", thoughts=state.thoughts)
+    opener = greeting_opener(body) if state.surface.modality == "greeting" else ""
+    if opener and not reply.startswith(opener):  # greeted: the greeting back is no fluff
+        reply = f"{opener} {reply}"
     from kernel.norms import enforce, known_names  # the user's standing instructions (norms)
 
     names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])

@@ -30,6 +30,7 @@ REPLIES = {
     "Hi! I'm Alex, I teach chemistry in Leeds.": (
         "\"Hello! You're Alex, I teach chemistry in Leeds…"
     ),
+    "Good evening!": "Good evening! How was your day?",
     "That was a fun chat, see you soon": "It was! Enjoy your evening.\n\nBest regards,\nAlex",
     "I have two cats called Miso and Tofu.": (
         "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
@@ -63,6 +64,11 @@ def test_an_introduction_said_back_with_the_person_half_swapped_is_not_the_reply
     # the rest of a reply that merely opened with an echo stands on its own
     cats = turn("I have two cats called Miso and Tofu.").reply
     assert cats == "Cats that share a home need two litter trays."
+
+
+def test_a_greeting_answered_with_the_same_greeting_is_not_an_echo(turn: TurnRunner) -> None:
+    state = turn("Good evening!")
+    assert state.reply == "Good evening! How was your day?" and state.llm_calls == 1
 
 
 def test_a_chat_reply_signed_like_a_letter_loses_the_signature(turn: TurnRunner) -> None:

@@ -331,6 +331,11 @@ def test_skai_gate_cues_fold_accents_and_find_deliberation() -> None:
             False,
         ),
         ("Anything at all.", "Hi there! How are you?", False),  # nothing to be off-topic from
+        # greetings, thanks and reactions set no topic ("that's" is not a content word)
+        ("Did you sleep well?", "Good morning!", False),
+        ("Glad it landed.", "Haha, that's funny", False),
+        ("Any time.", "Thanks a lot, that was great", False),
+        ("Bananas.", "Good morning! Can you recommend a ramen place in Kyoto?", True),
         ("Bananas.", "Escreva uma função em Python", True),
         ("Uma função em Python: def f(): ...", "Escreva uma função em Python", False),
     ],
