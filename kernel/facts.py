@@ -56,7 +56,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "user.profile.location",
         re.compile(
             r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
-            r"(?:live|lived|moved|relocated|am living|'m living|am based|'m based|settled)"
+            r"(?:live|lived|am living|'m living|am based|'m based|settled"
+            r"|(?:(?:was|got|been)\s+)?(?:moved|relocated))"
             r"\s+(?:in|to)\s+(.+)",
             re.I,
         ),
@@ -295,6 +296,7 @@ def told_sentence(slot_key: str, value: str, corrected_from: str | None = None) 
 
 _FIRST_TO_SECOND = (
     (re.compile(r"\bI am\b"), "you are"),
+    (re.compile(r"\bI was\b"), "you were"),
     (re.compile(r"\bI'm\b"), "you're"),
     (re.compile(r"\bI've\b"), "you've"),
     (re.compile(r"\bI\b"), "you"),

@@ -38,6 +38,8 @@ LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.p
         ("I no longer work at Acme.", {}),
         ("Maybe, I live in Lisbon.", {}),
         ("If I moved to Lisbon, I would be happier.", {}),
+        ("I got relocated to Leeds last spring.", {LOCATION: "Leeds"}),
+        ("I was living in Porto when we met.", {}),  # past, not where the user lives
         ("What are three tips for learning Portuguese?", {}),
         ("JVM vs Go GC for low latency services: which should I pick?", {}),
     ],
@@ -56,6 +58,11 @@ FACTS = {LOCATION: "Porto", NAME: "Dana"}
         ("My name is Dana.", ["Your name is Dana."]),
         ("I'm glad you asked, I live in Porto.", ["You live in Porto."]),
         ("Hello Dana! I moved to Porto today.", ["You moved to Porto today."]),
+        # Qwen2.5-Coder-0.5B through llama.cpp's server, told "Actually I moved to York last month"
+        (
+            "Sorry for the confusion. I was moved to Porto last month.",
+            ["You were moved to Porto last month."],
+        ),
         ("You live in Porto.", []),  # already said to the user
         ("I live in Lisbon.", []),  # not the user's fact: the agent's own (or wrong) claim
         ("I live in the cloud.", []),
