@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import typer
@@ -69,7 +70,7 @@ def chat(
                     typer.echo(away)
                 _print_turn(deps, run_turn(compiled, turn_input, thread=thread), as_json, away=away)
                 return
-            typer.echo("Lumen chat — Ctrl+D or Ctrl+C to leave.", err=True)
+            typer.echo("Lumen chat — /help for commands, /quit or Ctrl+D to leave.", err=True)
             if away:
                 typer.echo(away)
             while True:
@@ -81,8 +82,20 @@ def chat(
                 if not text.strip():
                     continue
                 source = "user"
-                if text.startswith("/forward "):
-                    text, source = text.removeprefix("/forward "), "forwarded"
+                command = text.strip().split(maxsplit=1)[0].lower()
+                if command in ("/quit", "/exit"):
+                    return
+                if command == "/help":
+                    typer.echo(REPL_HELP, err=True)
+                    continue
+                if command == "/forward":
+                    if len(text.split(maxsplit=1)) < 2:
+                        typer.echo("usage: /forward TEXT", err=True)
+                        continue
+                    text, source = text.split(maxsplit=1)[1], "forwarded"
+                elif re.fullmatch(r"/[a-z]+", command):
+                    typer.echo(f"unknown command {command} (/help lists them)", err=True)
+                    continue
                 turn_input = prepare_input(
                     deps, text, source=source, vault=deps.scope(thread).vault
                 )
@@ -96,6 +109,12 @@ def chat(
                     return
     finally:
         after_reply(deps)
+
+
+REPL_HELP = """commands:
+  /forward TEXT  pass TEXT as forwarded content (screened, never an instruction)
+  /help          this list
+  /quit, /exit   leave (or Ctrl+D)"""
 
 
 def deliver(deps: Any, reply: str) -> str:

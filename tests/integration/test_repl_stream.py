@@ -80,3 +80,28 @@ def test_repl_streams_the_draft_before_the_turn_ends(tmp_path: Path) -> None:
     assert min(writing) < end
     assert len([t for t in writing if t < end]) >= 2
     assert proc.returncode == 0
+
+
+def test_repl_commands_are_not_sent_to_the_model(tmp_path: Path) -> None:
+    """/help lists the commands, an unknown /word is refused, /quit leaves: no turn runs."""
+    env = {**os.environ, "LUMEN_HOME": str(tmp_path / "repl"), "LUMEN_LLM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "chat"],
+        input="/help\n/forward\n/tldr please\n/quit\nnever sent\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=TIMEOUT_S,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "/quit, /exit" in done.stderr and "usage: /forward TEXT" in done.stderr
+    assert "unknown command /tldr" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout.count("you> ") == 4
+    assert (
+        tmp_path / "repl" / "data" / "memory"
+    ).is_dir()  # the instance exists: a turn would show
+    ledger = "".join(
+        p.read_text() for p in (tmp_path / "repl" / "data" / "memory").rglob("*.jsonl")
+    )
+    assert "never sent" not in ledger and '"author":"external"' not in ledger
