@@ -60,7 +60,13 @@ project:
 - **bench/injection_heldout9.jsonl** and **bench/injection_heldout10.jsonl** (written blind,
   each measured once with round 10) and **bench/injection_train_extra5.jsonl** (written blind
   for this project, CC0; 600 rows weighted to prompt leaks, buried instructions, memory poisoning
-  and 49 languages): round 11. ``bench/injection_heldout11.jsonl`` (written blind) is never read.
+  and 49 languages): round 11.
+- **bench/injection_heldout11.jsonl** (written blind, measured once with round 11),
+  **bench/injection_train_extra6.jsonl** (written blind for this project, CC0; 600 rows: long
+  documents with one buried sentence for an AI reader, and their benign twins, in 75 languages)
+  and **bench/injection_train_extra7.jsonl** (the same; 600 rows weighted to hard negatives that
+  look like injections): round 12. ``bench/injection_heldout12.jsonl`` (written blind) is never
+  read.
 
 The n-gram regression (round 11, ``state.injection_ngrams``) is fitted on the domain rows only
 (the texts an agent reads), class-balanced, L2 ``C`` = 16. Chosen on held-out 9 and 10 (each
@@ -194,7 +200,9 @@ def own_rows() -> list[tuple[str, int]]:
                  "injection_train_extra4.jsonl", "injection_heldout5.jsonl",
                  "injection_heldout6.jsonl", "injection_heldout7.jsonl",
                  "injection_heldout8.jsonl", "injection_heldout9.jsonl",
-                 "injection_train_extra5.jsonl", "injection_heldout10.jsonl"):  # fmt: skip
+                 "injection_train_extra5.jsonl", "injection_heldout10.jsonl",
+                 "injection_heldout11.jsonl", "injection_train_extra6.jsonl",
+                 "injection_train_extra7.jsonl"):  # fmt: skip
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -502,12 +510,13 @@ def main(argv: list[str]) -> int:
         "bench/injection_heldout5.jsonl, bench/injection_heldout6.jsonl,\n"
         "bench/injection_heldout7.jsonl, bench/injection_heldout8.jsonl,\n"
         "bench/injection_heldout9.jsonl, bench/injection_heldout10.jsonl,\n"
-        "bench/injection_train_extra5.jsonl and\n"
+        "bench/injection_train_extra5.jsonl, bench/injection_heldout11.jsonl,\n"
+        "bench/injection_train_extra6.jsonl, bench/injection_train_extra7.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout11.jsonl is never read. The classifier's probability is the mean\n"
+        "bench/injection_heldout12.jsonl is never read. The classifier's probability is the mean\n"
         "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
