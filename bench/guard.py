@@ -49,6 +49,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout9.jsonl",
     REPO / "bench" / "injection_heldout10.jsonl",
     REPO / "bench" / "injection_heldout11.jsonl",
+    REPO / "bench" / "injection_heldout12.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
