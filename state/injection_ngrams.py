@@ -32,6 +32,8 @@ BUCKETS = 1 << BITS
 NGRAMS = (2, 3, 4)
 WINDOW = 3000
 STRIDE = 2000
+MAX_WINDOWS = 16
+"""At most this many windows of one text are scored (the first, the last, evenly between)."""
 WEIGHTS_FILE = Path(__file__).with_name("injection_ngrams.npy")
 
 _SPACE = 32
@@ -76,10 +78,17 @@ def vector(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def windows(text: str) -> list[str]:
-    """Return the windows of ``text`` this half scores (the text itself when short)."""
+    """Return the windows of ``text`` this scorer reads (the text itself when short).
+
+    Windows of :data:`WINDOW` characters every :data:`STRIDE`, the last reaching the end; a very
+    long text keeps :data:`MAX_WINDOWS` of them, spread evenly, so its cost stays bounded.
+    """
     if len(text) <= WINDOW:
         return [text]
-    starts = range(0, len(text) - WINDOW + STRIDE, STRIDE)
+    starts = [*range(0, len(text) - WINDOW, STRIDE), len(text) - WINDOW]
+    if len(starts) > MAX_WINDOWS:
+        step = (len(starts) - 1) / (MAX_WINDOWS - 1)
+        starts = [starts[round(i * step)] for i in range(MAX_WINDOWS)]
     return [text[start : start + WINDOW] for start in starts]
 
 

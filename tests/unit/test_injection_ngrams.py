@@ -70,3 +70,10 @@ def test_a_truncated_weights_file_is_refused(
             ngrams.probability("hello")
     finally:
         ngrams._weights.cache_clear()
+
+
+def test_a_huge_text_costs_a_bounded_number_of_windows_and_ends_are_read() -> None:
+    text = "".join(chr(97 + i % 26) for i in range(200_000))
+    parts = ngrams.windows(text)
+    assert len(parts) == ngrams.MAX_WINDOWS
+    assert parts[0] == text[: ngrams.WINDOW] and parts[-1] == text[-ngrams.WINDOW :]
