@@ -342,13 +342,22 @@ def char_rows(x: CharMatrix, rows: list[int]) -> CharMatrix:
     return new_starts, ids[picked], values[picked]
 
 
+def _owners(x: CharMatrix) -> np.ndarray:
+    """Return, for every stored value of ``x``, the row it belongs to."""
+    starts = x[0]
+    return np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+
+
+def _char_probs(params: np.ndarray, x: CharMatrix, owner: np.ndarray) -> np.ndarray:
+    """Return the regression's probability for each row (``owner`` from :func:`_owners`)."""
+    _, ids, values = x
+    z = np.bincount(owner, weights=values * params[:-1][ids], minlength=len(x[0]) - 1) + params[-1]
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))))
+
+
 def char_scores(weights: np.ndarray, x: CharMatrix) -> np.ndarray:
     """Return the regression's probability for each row."""
-    starts, ids, values = x
-    n = len(starts) - 1
-    owner = np.repeat(np.arange(n), np.diff(starts))
-    z = np.bincount(owner, weights=values * weights[:-1][ids], minlength=n) + weights[-1]
-    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))))
+    return _char_probs(weights, x, _owners(x))
 
 
 def fit_chars(x: CharMatrix, y: np.ndarray) -> np.ndarray:
@@ -358,16 +367,15 @@ def fit_chars(x: CharMatrix, y: np.ndarray) -> np.ndarray:
     ``class_weight="balanced"``), scaled by the number of rows. Returns the bucket weights and,
     last, the bias.
     """
-    starts, ids, values = x
+    _, ids, values = x
     n = len(y)
-    owner = np.repeat(np.arange(n), np.diff(starts))
+    owner = _owners(x)
     scale = np.where(y == 1, n / (2 * y.sum()), n / (2 * (n - y.sum())))
     params = np.zeros(chars.BUCKETS + 1)
     first = np.zeros_like(params)
     second = np.zeros_like(params)
     for step in range(1, CHAR_STEPS + 1):
-        z = np.bincount(owner, weights=values * params[:-1][ids], minlength=n) + params[-1]
-        g = scale * (1.0 / (1.0 + np.exp(-np.clip(z, -50, 50))) - y) / n
+        g = scale * (_char_probs(params, x, owner) - y) / n
         grad = np.empty_like(params)
         grad[:-1] = np.bincount(ids, weights=values * g[owner], minlength=chars.BUCKETS)
         grad[:-1] += params[:-1] / (CHAR_C * n)

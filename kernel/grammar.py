@@ -102,11 +102,14 @@ _STOPWORDS: Final = frozenset(
     """.split()
 )
 
+_GREETING = (
+    r"(?:hi|hello|hey|greetings|howdy)(?: there| friend| all| everyone)?"
+    r"|good (?:morning|afternoon|evening)"
+)
 # Whole sentences that carry no facts: greetings, praise for the question, sign-offs.
 _PLEASANTRY_RE = re.compile(
     r"(?:"
-    r"(?:hi|hello|hey|greetings|howdy)(?: there| friend| all| everyone)?"
-    r"|good (?:morning|afternoon|evening)"
+    rf"{_GREETING}"
     r"|(?:what an? |that'?s an? |such an? )?(?:really )?"
     r"(?:great|good|excellent|interesting|fantastic|wonderful|fair) question"
     r"|(?:thanks|thank you)(?: so much)? for (?:asking|your question|the question|reaching out)"
@@ -469,11 +472,7 @@ def _list_as_prose(items: Sequence[str], ordered: bool) -> list[str]:
     return sentences
 
 
-_GREETING_RE = re.compile(
-    r"(?:(?:hi|hello|hey|greetings|howdy)(?: there| friend| all| everyone)?"
-    r"|good (?:morning|afternoon|evening))[\s!.,]*",
-    re.IGNORECASE,
-)
+_GREETING_RE = re.compile(rf"(?:{_GREETING})[\s!.,]*", re.IGNORECASE)
 
 
 def greeting_opener(draft: str) -> str:

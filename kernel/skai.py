@@ -559,18 +559,13 @@ def _stem(word: str) -> str:
     return word[:5]
 
 
-def _all_stems(text: str) -> list[str]:
-    """Return each word's content stem, or "" for a short word, stopword or number (aligned)."""
-    return [
-        _stem(w) if len(w) >= 4 and w not in _STOPWORDS and not w.isdigit() else ""
-        for w in _words(text)
-    ]
+def _is_content(word: str) -> bool:
+    """Say whether ``word`` carries content: four letters or more, no stopword, no number."""
+    return len(word) >= 4 and word not in _STOPWORDS and not word.isdigit()
 
 
 def _content_stems(text: str) -> list[str]:
-    return [
-        _stem(w) for w in _words(text) if len(w) >= 4 and w not in _STOPWORDS and not w.isdigit()
-    ]
+    return [_stem(w) for w in _words(text) if _is_content(w)]
 
 
 def _sentences(text: str) -> list[str]:
@@ -1275,9 +1270,9 @@ def draft_relevance(draft: str, user_text: str, *, similarity: float | None = No
     that paraphrases without repeating words is not off-topic.
     """
     asked = {
-        stem
-        for word, stem in zip(_words(_fold(user_text)), _all_stems(_fold(user_text)), strict=True)
-        if stem and word not in PHATIC and word.split("'")[0] not in _STOPWORDS
+        _stem(w)
+        for w in _words(_fold(user_text))
+        if _is_content(w) and w not in PHATIC and w.split("'")[0] not in _STOPWORDS
     }
     if len(asked) < RELEVANCE_MIN_TERMS:
         return 1.0
