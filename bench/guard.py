@@ -50,6 +50,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout10.jsonl",
     REPO / "bench" / "injection_heldout11.jsonl",
     REPO / "bench" / "injection_heldout12.jsonl",
+    REPO / "bench" / "injection_heldout13.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
