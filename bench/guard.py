@@ -51,6 +51,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout11.jsonl",
     REPO / "bench" / "injection_heldout12.jsonl",
     REPO / "bench" / "injection_heldout13.jsonl",
+    REPO / "bench" / "injection_heldout14.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90
