@@ -32,6 +32,7 @@ from langgraph.channels import UntrackedValue
 from langgraph.graph import END, START, StateGraph
 
 from graph.deps import Deps
+from state.journal import encode_entry
 from state.snapshot import take_snapshot
 from state.turn import StepRecord
 
@@ -147,12 +148,11 @@ def instrument(
         base = update.get("trace", state.trace)
         update["trace"] = [*base, *records]
         update["timings_ms"] = {**update.get("timings_ms", state.timings_ms), name: ms}
-        journal = deps.store.journal
         turn = update.get("turn_index", getattr(state, "turn_index", None))
         for record in records:
             detail = record.reason if record.status == "skipped" else note
             deps.log_step(
-                journal.new_entry(
+                encode_entry(
                     f"{record.step}: {record.status}" + (f": {detail}" if detail else ""),
                     author="kernel",
                     situation=situation,

@@ -21,6 +21,7 @@ from graph import action, history, ingress, maintenance, signals, thinking, usag
 from nodes.services import ActionResult, Judgment, ReviewContext, Screened, Thought
 from state.config import Config, load_config
 from state.instance import Instance
+from state.journal import EncodedEntry
 from state.memory import MemoryStore
 from state.records import MemoryEntry
 from state.skills import Registry, registry
@@ -50,7 +51,7 @@ def utc_clock() -> datetime:
 class RunScope:
     """What one run buffers: its step memories and the external text it screened."""
 
-    kernel_log: list[MemoryEntry] = field(default_factory=list)
+    kernel_log: list[EncodedEntry] = field(default_factory=list)
     vault: dict[str, str] = field(default_factory=dict)
     tokens: int = 0
     """Model tokens this run's calls used (``graph.usage``), charged to the cycle's budget."""
@@ -94,8 +95,8 @@ class Deps:
         """Screened external text by digest, for the current run only."""
         return self.scope().vault
 
-    def log_step(self, entry: MemoryEntry, thread: str | None = None) -> None:
-        """Buffer one step's ``kernel`` memory for the run."""
+    def log_step(self, entry: EncodedEntry, thread: str | None = None) -> None:
+        """Buffer one step's ``kernel`` memory (a line from ``encode_entry``) for the run."""
         self.scope(thread).kernel_log.append(entry)
 
     def flush_kernel_log(self, thread: str | None = None) -> None:
@@ -103,7 +104,7 @@ class Deps:
         scope = self.scope(thread)
         pending, scope.kernel_log = scope.kernel_log, []
         if pending:
-            self.store.journal.append_many(pending)
+            self.store.journal.append_encoded(pending)
 
     def end_run(self, thread: str | None = None) -> None:
         """Flush the run's step memories and drop its buffers (its vault dies with the run)."""

@@ -2,11 +2,13 @@ import json
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from state.journal import MemoryJournal, verify_digests
+from state.journal import MemoryJournal, encode_entry, entry_digest, verify_digests
+from state.records import MemoryEntry
 
 WRITER = textwrap.dedent(
     """
@@ -65,6 +67,7 @@ def test_journal_has_no_mutation_api() -> None:
     public = {name for name in dir(MemoryJournal) if not name.startswith("_")}
     assert public == {
         "append",
+        "append_encoded",
         "append_many",
         "day_file",
         "files",
@@ -79,3 +82,45 @@ def test_journal_has_no_mutation_api() -> None:
 def test_entry_weight_is_bounded(tmp_path: Path, weight: float) -> None:
     with pytest.raises(ValueError):
         MemoryJournal(tmp_path).new_entry("x", author="self", weight=weight)
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=UTC),
+        datetime(2026, 3, 1, 12, 30, 5, tzinfo=UTC),  # no microseconds: pydantic drops them
+        datetime(2026, 3, 1, 23, 59, 59, 1, tzinfo=timezone(timedelta(hours=-5))),
+    ],
+)
+@pytest.mark.parametrize(
+    ("description", "meta"),
+    [
+        ("mode_gate: ran: talk", {"step": "mode_gate", "status": "ran", "turn": 3}),
+        ('plan: skipped: "quoted" — ünïcode ✓\n', {"step": "plan", "turn": None, "x": 0.25}),
+        ("", {}),
+    ],
+)
+def test_encoded_entry_reads_back_as_new_entry_builds_it(
+    tmp_path: Path, when: datetime, description: str, meta: dict[str, object]
+) -> None:
+    journal = MemoryJournal(tmp_path)
+    day, line = encode_entry(
+        description, author="kernel", situation="turn", meta=meta, timestamp=when
+    )
+    parsed = MemoryEntry.model_validate_json(line)
+    built = journal.new_entry(
+        description, author="kernel", situation="turn", meta=meta, timestamp=when
+    )
+    assert day == when.date() and line.endswith(b"\n") and line.count(b"\n") == 1
+    assert parsed.digest == entry_digest(parsed)
+    assert parsed.model_copy(update={"id": built.id, "digest": ""}) == built.model_copy(
+        update={"digest": ""}
+    )
+    journal.append_encoded([(day, line)])
+    assert [e.digest for e in journal.read().entries] == [parsed.digest]
+    assert verify_digests(journal.read().entries) == []
+
+
+def test_encoded_entry_refuses_a_naive_timestamp() -> None:
+    with pytest.raises(ValueError, match="timezone"):
+        encode_entry("x", author="kernel", timestamp=datetime(2026, 1, 1))
