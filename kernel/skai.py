@@ -1269,11 +1269,7 @@ def draft_relevance(draft: str, user_text: str, *, similarity: float | None = No
     ``similarity`` (e.g. an embedding cosine), when given, can only raise the score: a draft
     that paraphrases without repeating words is not off-topic.
     """
-    asked = {
-        _stem(w)
-        for w in _words(_fold(user_text))
-        if _is_content(w) and w not in PHATIC and w.split("'")[0] not in _STOPWORDS
-    }
+    asked = _topic_stems(user_text)
     if len(asked) < RELEVANCE_MIN_TERMS:
         return 1.0
     shared = asked & set(_content_stems(_fold(draft)))
@@ -1281,6 +1277,15 @@ def draft_relevance(draft: str, user_text: str, *, similarity: float | None = No
     if similarity is not None:
         score = max(score, clamp(similarity))
     return score
+
+
+def _topic_stems(text: str) -> set[str]:
+    """Return the content stems of a message that set a topic (greetings and thanks set none)."""
+    return {
+        _stem(w)
+        for w in _words(_fold(text))
+        if _is_content(w) and w not in PHATIC and w.split("'")[0] not in _STOPWORDS
+    }
 
 
 def off_topic(draft: str, user_text: str, *, similarity: float | None = None) -> bool:
@@ -1302,25 +1307,33 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     ``earlier`` holds (message, reply) pairs, most recent last. A small model often copies its
     last reply from the dialogue in its prompt instead of answering ("Welcome to Lisbon!" to
     "Where do I live now?"). A draft repeats when its content stems and the reply's cover each
-    other at ``REPEAT_MIN`` or more; a reply to the same question asked again (messages sharing
-    ``SAME_QUESTION_MIN`` of their stems) may be repeated: the same answer is then correct.
+    other at ``REPEAT_MIN`` or more, or when it is the reply word for word, however short ("What
+    can I help you with?" given again to a cooking question), as long as the message has content
+    of its own: "Thanks!" may be answered "You're welcome!" every time. A reply to the same
+    question asked again (messages sharing ``SAME_QUESTION_MIN`` of their stems) may be
+    repeated: the same answer is then correct.
     """
     said = set(_content_stems(_fold(draft)))
-    if len(said) < REPEAT_MIN_TERMS:
-        return False
     asked = set(_content_stems(_fold(user_text)))
+    verbatim, topical = _verbatim(draft), _topic_stems(user_text)
     for message, reply in earlier:
-        before = set(_content_stems(_fold(reply)))
-        if not before:
-            continue
-        shared = len(said & before)
-        if shared / len(said) < REPEAT_MIN or shared / len(before) < REPEAT_MIN:
-            continue
         then = set(_content_stems(_fold(message)))
         if asked and len(asked & then) / len(asked) >= SAME_QUESTION_MIN:
             continue
-        return True
+        if verbatim and topical and verbatim == _verbatim(reply):
+            return True
+        before = set(_content_stems(_fold(reply)))
+        if len(said) < REPEAT_MIN_TERMS or not before:
+            continue
+        shared = len(said & before)
+        if shared / len(said) >= REPEAT_MIN and shared / len(before) >= REPEAT_MIN:
+            return True
     return False
+
+
+def _verbatim(text: str) -> str:
+    """Return ``text``'s words, case- and accent-folded, one space apart (punctuation gone)."""
+    return " ".join(_words(_fold(text)))
 
 
 def _beats(new: tuple[float, ...], old: tuple[float, ...]) -> bool:

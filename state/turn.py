@@ -84,6 +84,9 @@ class Candidate(BaseModel):
     intent: str = ""
     origin: Literal["draft", "counterfactual", "redraft", "fallback", "ack"] = "draft"
     """``ack``: the message only set a norm, and its acknowledgement is the whole reply."""
+    echoed: bool = False
+    """The model said the user's message back and the echo was cut from ``text`` before Λ scored
+    it; composition acknowledges what the message stated instead (``compose_final``)."""
     axes: dict[str, float] = Field(default_factory=dict)
     lam: float = 0.0
 

@@ -15,7 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from kernel import skai
-from kernel.facts import believed, misattributed, said_to_user, stale_mentions, told_sentence
+from kernel.facts import (
+    Fact,
+    believed,
+    misattributed,
+    said_to_user,
+    stale_mentions,
+    told_sentence,
+)
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
 from kernel.presentation import Presentation, carries, render, without_echo
@@ -23,7 +30,7 @@ from kernel.text import overlap, sentences, strip_echo, strip_scaffold, strip_si
 from kernel.tool_output import from_vault, source_label, vault_key
 from nodes.services import Services
 from nodes.turn.affordance import tool_decision
-from nodes.turn.deliberate import FALLBACKS, draft_values
+from nodes.turn.deliberate import FALLBACKS, draft_values, earlier_exchanges
 from prompts import render as render_prompt
 from prompts import template
 from state.grammars import resolve_grammar
@@ -282,11 +289,22 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     draft = strip_scaffold(draft, prompt_headings()).strip()
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
-    if not draft.strip():  # the model only repeated the message (or copied the prompt)
+    missing = "the draft only repeated the message" if not draft.strip() else ""
+    # Λ sets a repeat aside and asks for one re-draft; when every draft left still copies an
+    # earlier reply to another message, an acknowledgement or the fallback beats the copy.
+    if chosen and draft and not state.tool_calls:
+        if skai.repeats_earlier(draft, state.user_text, earlier_exchanges(state)):
+            draft, missing = "", "every draft repeated an earlier reply"
+    if chosen and chosen.echoed and draft and not missing and not state.tool_calls:
+        # What the cut echo said ("Hello! You're Alex, I teach chemistry…") is acknowledged.
+        noted = _noted(state)
+        if noted and not all(f.value.casefold() in draft.casefold() for f in _stated(state)):
+            draft = f"{noted} {draft}"
+    if missing:  # the model only repeated (the message, an earlier reply, or the prompt)
         noted = _noted(state)
         draft = noted or FALLBACKS[state.surface.modality]
         degraded.append(
-            "compose_final: the draft only repeated the message; "
+            f"compose_final: {missing}; "
             + ("the facts it stated are acknowledged" if noted else "fallback used")
         )
     unsupported = unsupported_personal_claims(draft, sources)
@@ -340,14 +358,18 @@ def _noted(state: TurnState) -> str:
     The reply when the draft only echoed a statement such as "Actually I moved to Porto, not
     Lisbon": "Noted: you live in Porto (not Lisbon)." Untrusted content states nothing.
     """
-    if state.tainted or state.external_ref:
-        return ""
     earlier = {current.casefold(): old for old, current in state.corrections.items()}
     told = [
-        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()))
-        for f in believed(state.user_text, state.user_facts)
+        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold())) for f in _stated(state)
     ]
     return render_prompt("drafts/noted", facts="; ".join(told)).strip() if told else ""
+
+
+def _stated(state: TurnState) -> list[Fact]:
+    """Return the facts the user's message stated that the kernel now believes (trusted only)."""
+    if state.tainted or state.external_ref:
+        return []
+    return believed(state.user_text, state.user_facts)
 
 
 def post_eval(state: TurnState, *, deps: Services) -> Update:

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, skai
-from kernel.text import sentences
+from kernel.text import sentences, strip_echo
 from nodes.services import Services
 from prompts import render as render_prompt
 from state.files import parse_soul
@@ -347,16 +347,26 @@ def _draft(
             fallback=fallback,
         )
         text, ok, reason, calls = thought.text, thought.ok, thought.reason, state.llm_calls + 1
+    # A small model often says the message back ("Hello! I'm Alex, I teach chemistry…"): the echo
+    # goes before Λ scores the candidate, so Λ weighs what is left, and a candidate that was only
+    # an echo ("") is ineligible: lambda_select asks for a re-draft, or composition acknowledges.
+    # "Good morning!" answered "Good morning!" is no echo worth removing.
+    echoed = False
+    if ok and state.surface.modality != "greeting":
+        cleaned = strip_echo(text, state.user_text)
+        echoed, text = cleaned != text, cleaned
     candidate = Candidate(
         id=f"c{len(state.candidates) + 1}",
         text=text,
         intent=intent,
         origin=origin if ok else "fallback",
+        echoed=echoed,
     )
     update: Update = {
         "candidates": [*state.candidates, candidate],
         "llm_calls": calls,
-        "note": f"{candidate.id} ({candidate.origin}, {len(text)} chars)",
+        "note": f"{candidate.id} ({candidate.origin}, {len(text)} chars"
+        + (", the message's echo removed)" if echoed else ")"),
     }
     if not ok:
         update["degraded"] = [f"{origin}: {reason}; fallback draft used"]
@@ -405,7 +415,9 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
     if state.candidates:  # a re-draft requested by lambda_select
         best = state.candidates[state.chosen] if state.chosen >= 0 else state.candidates[-1]
         kind = "off_topic" if skai.off_topic(best.text, state.user_text) else "redraft"
-        if skai.repeats_earlier(best.text, state.user_text, _earlier(state)):
+        if not best.text.strip():
+            kind = "echo"  # it only said the message back
+        elif skai.repeats_earlier(best.text, state.user_text, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
         return _draft(
@@ -482,16 +494,24 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     """Choose the highest Λ among on-topic candidates (tie: higher T, lower SSS); maybe re-draft.
 
     The relevance test (``skai.off_topic``: no content word of the message in the draft) makes
-    off-topic candidates ineligible while an on-topic one exists. When every candidate is
-    off-topic, or the best is a fallback, one bounded re-draft is asked for (at most
-    max_internal_candidates candidates, within the mode's model-call budget).
+    off-topic candidates ineligible while an on-topic one exists; a candidate that was only an
+    echo of the message (empty once ``_draft`` cut the echo) is off-topic. A copy of an earlier
+    reply to another message is chosen only when every candidate is one (composition then says
+    the fallback instead). When every candidate is off-topic or a copy, or the best is a
+    fallback, one bounded re-draft is asked for (at most max_internal_candidates candidates,
+    within the mode's model-call budget).
     """
-    relevance = [skai.draft_relevance(c.text, state.user_text) for c in state.candidates]
-    earlier = _earlier(state)
+    relevance = [
+        skai.draft_relevance(c.text, state.user_text) if c.text.strip() else 0.0  # only an echo
+        for c in state.candidates
+    ]
+    earlier = earlier_exchanges(state)
     repeats = [skai.repeats_earlier(c.text, state.user_text, earlier) for c in state.candidates]
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
     eligible = [i for i in on_topic if not repeats[i]]
-    pool = eligible or on_topic or list(range(len(state.candidates)))
+    fresh = [i for i in range(len(state.candidates)) if not repeats[i]]
+    # A copy of an earlier reply is the last resort: composition would replace it anyway.
+    pool = eligible or fresh or on_topic or list(range(len(state.candidates)))
     chosen = pool[skai.select_candidate([state.candidates[i].axes for i in pool])]
     best = state.candidates[chosen]
     route = "inner_dialogue" if state.mode == "deep" else "done"
@@ -530,7 +550,7 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
 
 
-def _earlier(state: TurnState) -> list[tuple[str, str]]:
+def earlier_exchanges(state: TurnState) -> list[tuple[str, str]]:
     """Return the recent (message, reply) exchanges a draft must not copy."""
     return [(x.user, x.reply) for x in state.history[-REPEAT_WINDOW:]]
 

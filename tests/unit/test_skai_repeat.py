@@ -36,3 +36,21 @@ def test_repeats_earlier(draft: str, message: str, expected: bool) -> None:
 
 def test_no_earlier_reply_no_repeat() -> None:
     assert not repeats_earlier("Dana! Welcome to Lisbon!", "Where do I live?", [])
+
+
+SHORT = [("Hi! I'm Alex, I teach chemistry in Leeds.", "What can I help you with?")]
+
+
+@pytest.mark.parametrize(
+    ("draft", "message", "expected"),
+    [
+        ("What can I help you with?", "How long should I boil an egg?", True),
+        ("what can I help you with", "Any tips for a first marathon?", True),  # case, punctuation
+        ("What else can I help you with?", "How long should I boil an egg?", False),
+        ("What can I help you with?", "Thanks!", False),  # nothing asked: the same answer is fine
+        # the same message again may get the same answer
+        ("What can I help you with?", "Hi, I'm Alex and I teach chemistry in Leeds", False),
+    ],
+)
+def test_a_short_reply_word_for_word_is_a_repeat(draft: str, message: str, expected: bool) -> None:
+    assert repeats_earlier(draft, message, SHORT) is expected
