@@ -52,6 +52,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout12.jsonl",
     REPO / "bench" / "injection_heldout13.jsonl",
     REPO / "bench" / "injection_heldout14.jsonl",
+    REPO / "bench" / "injection_heldout15.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90

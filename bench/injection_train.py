@@ -65,7 +65,13 @@ project:
   **bench/injection_train_extra6.jsonl** (written blind for this project, CC0; 600 rows: long
   documents with one buried sentence for an AI reader, and their benign twins, in 75 languages)
   and **bench/injection_train_extra7.jsonl** (the same; 600 rows weighted to hard negatives that
-  look like injections): round 12. ``bench/injection_heldout12.jsonl`` (written blind) is never
+  look like injections): round 12.
+- **bench/injection_heldout12.jsonl** (written blind, measured once with round 12),
+  **bench/injection_heldout13.jsonl** and **bench/injection_heldout14.jsonl** (written blind to
+  the dev set's kinds, each measured once with round 12) and **bench/injection_train_extra8.jsonl**
+  (written blind for this project, CC0; 600 rows: goal hijacks with no override wording, short
+  injections in 37 languages, prompt extraction, tool-output disguises and memory attacks, with
+  their hard negatives): round 13. ``bench/injection_heldout15.jsonl`` (written blind) is never
   read.
 
 The n-gram regression (round 11, ``state.injection_ngrams``) is fitted on the domain rows only
@@ -118,6 +124,9 @@ LANGS = ("de", "fr", "es", "pt", "it", "nl", "pl", "tr", "ja", "ru", "zh_CN", "k
 OUT = REPO / "kernel" / "injection_weights.py"
 DOMAIN_WEIGHT = float(os.environ.get("INJ_DOMAIN_WEIGHT", "15"))
 """Weight of a row from the paraphrase set or the dev corpus (text as it arrives from outside)."""
+LEAVE_OUT = frozenset(os.environ.get("INJ_LEAVE_OUT", "").split())
+"""Training files to leave out (names in ``bench/``), to measure a round on sets it did not see
+before deciding to ship it; the shipped weights are trained with nothing left out."""
 MAX_BENIGN_FLAGGED = float(os.environ.get("INJ_MAX_BENIGN_FLAGGED", "0.10"))
 """The cut point is the lowest (highest-recall) one at which the rules and the classifier
 together flag at most this share of the cross-fitted benign domain texts: the goal for benign text
@@ -202,7 +211,11 @@ def own_rows() -> list[tuple[str, int]]:
                  "injection_heldout8.jsonl", "injection_heldout9.jsonl",
                  "injection_train_extra5.jsonl", "injection_heldout10.jsonl",
                  "injection_heldout11.jsonl", "injection_train_extra6.jsonl",
-                 "injection_train_extra7.jsonl"):  # fmt: skip
+                 "injection_train_extra7.jsonl", "injection_heldout12.jsonl",
+                 "injection_heldout13.jsonl", "injection_heldout14.jsonl",
+                 "injection_train_extra8.jsonl"):  # fmt: skip
+        if name in LEAVE_OUT:
+            continue
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
         rows += [json.loads(line) for line in text.splitlines() if line]
     return [(r["text"], int(r["label"] == "injection")) for r in rows]
@@ -519,12 +532,14 @@ def main(argv: list[str]) -> int:
         "bench/injection_heldout7.jsonl, bench/injection_heldout8.jsonl,\n"
         "bench/injection_heldout9.jsonl, bench/injection_heldout10.jsonl,\n"
         "bench/injection_train_extra5.jsonl, bench/injection_heldout11.jsonl,\n"
-        "bench/injection_train_extra6.jsonl, bench/injection_train_extra7.jsonl and\n"
+        "bench/injection_train_extra6.jsonl, bench/injection_train_extra7.jsonl,\n"
+        "bench/injection_heldout12.jsonl, bench/injection_heldout13.jsonl,\n"
+        "bench/injection_heldout14.jsonl, bench/injection_train_extra8.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout12.jsonl is never read. The classifier's probability is the mean\n"
+        "bench/injection_heldout15.jsonl is never read. The classifier's probability is the mean\n"
         "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
