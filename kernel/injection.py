@@ -698,6 +698,29 @@ _FRAME_SWITCH_RE = re.compile(
     re.IGNORECASE,
 )
 """A forged boundary: the data's closing tag, then a new element that claims to instruct."""
+_SWITCH_OUTER = (
+    r"(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source|results?"
+    r"|untrusted|external|body|output|listing|record|review|product)"
+)
+_SWITCH_INNER = (
+    r"(?:instructions?|user|task|command|directive|request|prompt|admin|system|operator)"
+)
+_FRAME_SWITCH_WIDE_RE = re.compile(
+    r"</[ \t]*(?P<outer>[\w-]+)[ \t]*>"
+    rf"\s*<[ \t]*[\w-]*?{_SWITCH_INNER}[\w-]*(?:[ \t][^<>\n]{{0,160}})?>",
+    re.IGNORECASE,
+)
+"""The same switch with compound tag names (``</product_data><user_instruction>``). The closed
+element must be a data container by name or one the text never opened (the text escapes the
+container it was put in), and what the new element frames must address the model: data exports
+nest such tags too (``</data><user_id>``)."""
+_SWITCH_OUTER_RE = re.compile(rf"[\w-]*?{_SWITCH_OUTER}", re.IGNORECASE)
+_FRAME_SWITCH_BRACKET_RE = re.compile(
+    rf"\[[ \t]*/[ \t]*[\w -]*?{_SWITCH_OUTER}[\w -]*\][ \t]*\n\s*"
+    rf"\[[ \t]*[\w -]*?{_SWITCH_INNER}[\w -]*\]",
+    re.IGNORECASE,
+)
+"""The same switch in bracket tags (``[/TOOL_RESULT]`` then ``[USER]`` on the next line)."""
 _FRAME_FENCE_RE = re.compile(
     rf"^[ \t]*(?:`{{3,}}|~{{3,}})[ \t]*{_ROLE}{_FRAME_SUFFIX}[ \t]*$", re.IGNORECASE | re.MULTILINE
 )
@@ -744,7 +767,7 @@ def _role_position(text: str, start: int) -> bool:
     return not before or before[-1:] in ".!?:;>])}\"'|" or before.endswith("<!--")
 
 
-_FRAME_HINT_RE = re.compile(rf"{_ROLE}|human|user|observation|\bai\b", re.IGNORECASE)
+_FRAME_HINT_RE = re.compile(rf"{_ROLE}|human|user|observation|\bai\b|</|\[/", re.IGNORECASE)
 _FRAME_FEATURES = (
     "ai", "override", "send_secret", "send_target", "leak", "persona", "stealth", "persist",
 )  # fmt: skip
@@ -783,6 +806,15 @@ def _framed(
     if cue is _FRAMED_CUE_RE:
         return any(lit[name] for name in _FRAME_FEATURES)
     return bool(lit["ai"]) and any(lit[name] for name in _AI_AIMED)
+
+
+def _escapes(text: str, switch: re.Match[str]) -> bool:
+    """Say whether a container switch closes a data container, or one the text never opened."""
+    outer = switch.groupdict().get("outer")
+    if outer is None or _SWITCH_OUTER_RE.match(outer):
+        return True
+    opened = re.search(rf"<[ \t]*{re.escape(outer)}[\s>/]", text[: switch.start()], re.IGNORECASE)
+    return opened is None
 
 
 def _find_role_frames(text: str) -> list[tuple[int, int]]:
@@ -828,6 +860,12 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
             if _framed(text, m.end(), _AI_CUE_RE if bare else _FRAMED_CUE_RE, start=m.start()):
                 spans.append((m.start(), m.end()))
     spans += [(m.start(), m.end()) for m in _FRAME_SWITCH_RE.finditer(text)]
+    spans += [
+        (m.start(), m.end())
+        for rx in (_FRAME_SWITCH_WIDE_RE, _FRAME_SWITCH_BRACKET_RE)
+        for m in rx.finditer(text)
+        if _escapes(text, m) and _framed(text, m.end(), _FRAMED_CUE_RE, start=m.start())
+    ]
     turns = {m.group(1).lower() for m in _TURN_LABEL_RE.finditer(text)}
     if {"assistant", "ai"} & turns and {"human", "user"} & turns and _AI_CUE_RE.search(text):
         spans += [(m.start(1), m.end()) for m in _TURN_LABEL_RE.finditer(text)]
