@@ -353,6 +353,50 @@ def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
     return [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
 
 
+_YOU_RE = re.compile(r"\byou(?:r|'re|'ve)?\b", re.IGNORECASE)
+_ME_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)\b")
+_TAG_RE = re.compile(r"^\W*\((?:unverified|hypothesis)[^)]*\)\s*", re.IGNORECASE)
+"""A hypothesis tag composition put in front of a sentence ("(unverified) Your name is …")."""
+_SECOND_TO_FIRST = (
+    (re.compile(r"\byou are\b", re.IGNORECASE), "I am"),
+    (re.compile(r"\byou were\b", re.IGNORECASE), "I was"),
+    (re.compile(r"\byou're\b", re.IGNORECASE), "I'm"),
+    (re.compile(r"\byou've\b", re.IGNORECASE), "I've"),
+    (re.compile(r"\byour\b", re.IGNORECASE), "my"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "I"),
+)
+
+
+def contradicted(reply: str, user_facts: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Return (slot, believed value) for each user fact the reply tells the user wrongly.
+
+    A small model asked "What's my name and where do I live?" answered "Your name is Lil, and
+    you live in Ashwood" while the kernel believed Alex and York. The reply's second-person
+    statements are read as the user's own ("Your name is Lil" as "My name is Lil") with the
+    same grammar as the user's messages; a statement about a believed slot whose value neither
+    holds nor is held by the believed one contradicts it. Hedged and negated sentences assert
+    nothing, as in :func:`extract_facts`.
+    """
+    if not user_facts:
+        return []
+    told = []  # sentences about the user only: the agent's own "I live in the cloud" is not
+    for raw in _SENTENCE_RE.findall(reply):
+        sentence = _TAG_RE.sub("", raw).strip()
+        if _YOU_RE.search(sentence) and not _ME_RE.search(sentence):
+            for pattern, replacement in _SECOND_TO_FIRST:
+                sentence = pattern.sub(replacement, sentence)
+            told.append(sentence)
+    found = []
+    for fact in extract_facts(" ".join(told)):
+        current = user_facts.get(fact.slot_key)
+        if current is None:
+            continue
+        said, known = fact.value.casefold(), current.casefold()
+        if known not in said and said not in known:
+            found.append((fact.slot_key, current))
+    return found
+
+
 def stale_mentions(reply: str, corrections: dict[str, str]) -> list[tuple[str, str]]:
     """Return (old, current) for each corrected value the reply states without the current one.
 

@@ -18,6 +18,7 @@ from kernel import skai
 from kernel.facts import (
     Fact,
     believed,
+    contradicted,
     misattributed,
     said_to_user,
     stale_mentions,
@@ -330,12 +331,18 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # "I live in Porto": a small model says the user's facts as its own; say them to the user.
     for clause in misattributed(reply, state.user_facts):
         reply = said_to_user(reply, clause)
-    # "Where do I live now?": a reply that does not say what the user told the agent gets it.
-    kept += [
-        render_prompt("drafts/recalled", fact=told_sentence(slot, value)).strip()
+    # "Where do I live now?": a reply that does not say what the user told the agent gets it;
+    # so does one that tells the user something else ("Your name is Lil" to Alex).
+    owed_facts = {
+        slot: value
         for slot, value in state.asked_facts.items()
         if value.casefold() not in reply.casefold()
-    ]
+    }
+    for slot, value in contradicted(reply, state.user_facts):
+        owed_facts.setdefault(slot, value)
+    if owed_facts:
+        told = "; ".join(told_sentence(slot, value) for slot, value in owed_facts.items())
+        kept.append(render_prompt("drafts/recalled", fact=told).strip())
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
         render_prompt("drafts/correction", old=old, current=current).strip()

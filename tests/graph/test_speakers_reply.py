@@ -111,3 +111,17 @@ def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(
         for text in ("Where should I live?", "Where is Porto?", "What should I cook tonight?"):
             other = run_turn(compiled, text)
             assert other.asked_facts == {} and "From what you told me" not in other.reply
+
+
+def test_a_reply_that_tells_the_user_other_facts_than_theirs_gets_theirs(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen on the embedded default: told "Alex" and "York", the model answered "What's my name
+    and where do I live?" with another name and town. The kernel's beliefs follow the reply."""
+    wrong = 'Your name is "Lil", and you live in the beautiful town of Ashwood.'
+    deps = scripted_deps(instance, ScriptedChatModel(replies=["Nice to meet you.", wrong]))
+    with sqlite_saver(tmp_path / "facts.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "Hi! I'm Alex, I live in York.")
+        state = run_turn(compiled, "What's my name and where do I live?")
+        assert state.reply.endswith("(From what you told me: you live in York; your name is Alex.)")

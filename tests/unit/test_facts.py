@@ -3,6 +3,7 @@
 import pytest
 
 from kernel.facts import (
+    contradicted,
     extract_facts,
     misattributed,
     recall_question,
@@ -101,3 +102,33 @@ def test_said_to_user_capitalises_only_at_a_sentence_start() -> None:
     reply = "Welcome back! My name is Dana."
     [clause] = misattributed(reply, FACTS)
     assert said_to_user(reply, clause) == "Welcome back! Your name is Dana."
+
+
+KNOWN = {"user.profile.name": "Alex", "user.profile.location": "York"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "wrong"),
+    [
+        # SmolLM2-135M on the embedded default, asked "What's my name and where do I live?"
+        (
+            '(unverified) Your name is "Lil", and you live in the beautiful town of Ashwood.',
+            ["user.profile.name", "user.profile.location"],
+        ),
+        ("You're based in Leeds these days.", ["user.profile.location"]),
+        ("You are called Sam.", ["user.profile.name"]),
+        ("You live in York, Alex!", []),  # right
+        ("Your name is Alex and you live in York.", []),
+        ("If you live in Leeds, try the market.", []),  # hedged: asserts nothing
+        ("You don't live in Leeds any more.", []),  # negated
+        ("I live in the cloud, on a server.", []),  # the agent's own
+        ("I think you live in Leeds.", []),  # mixed speakers: left alone
+    ],
+)
+def test_a_reply_that_tells_the_user_a_wrong_fact_is_caught(reply: str, wrong: list[str]) -> None:
+    assert [slot for slot, _ in contradicted(reply, KNOWN)] == wrong
+    assert all(value == KNOWN[slot] for slot, value in contradicted(reply, KNOWN))
+
+
+def test_nothing_is_contradicted_without_beliefs() -> None:
+    assert contradicted("Your name is Lil.", {}) == []
