@@ -1308,9 +1308,9 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     last reply from the dialogue in its prompt instead of answering ("Welcome to Lisbon!" to
     "Where do I live now?"). A draft repeats when its content stems and the reply's cover each
     other at ``REPEAT_MIN`` or more, or when it is the reply word for word, however short ("What
-    can I help you with?" given again to a cooking question), as long as the message has content
-    of its own: "Thanks!" may be answered "You're welcome!" every time. A reply to the same
-    question asked again (messages sharing ``SAME_QUESTION_MIN`` of their stems) may be
+    can I help you with?" given again to a cooking question; ``_copies``), as long as the message
+    has content of its own: "Thanks!" may be answered "You're welcome!" every time. A reply to
+    the same question asked again (messages sharing ``SAME_QUESTION_MIN`` of their stems) may be
     repeated: the same answer is then correct.
     """
     said = set(_content_stems(_fold(draft)))
@@ -1320,7 +1320,7 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
         then = set(_content_stems(_fold(message)))
         if asked and len(asked & then) / len(asked) >= SAME_QUESTION_MIN:
             continue
-        if verbatim and topical and verbatim == _verbatim(reply):
+        if verbatim and topical and _copies(verbatim, _verbatim(reply)):
             return True
         before = set(_content_stems(_fold(reply)))
         if len(said) < REPEAT_MIN_TERMS or not before:
@@ -1329,6 +1329,18 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
         if shared / len(said) >= REPEAT_MIN and shared / len(before) >= REPEAT_MIN:
             return True
     return False
+
+
+VERBATIM_MIN_WORDS = 4
+"""A draft this long found word for word inside an earlier reply copies it (the reply may carry
+the kernel's additions: "Noted: your name is Alex. What can I help you with?")."""
+
+
+def _copies(draft: str, reply: str) -> bool:
+    """Say whether the folded ``draft`` is the folded earlier ``reply`` or a run of its words."""
+    if draft == reply:
+        return True
+    return len(draft.split()) >= VERBATIM_MIN_WORDS and f" {draft} " in f" {reply} "
 
 
 def _verbatim(text: str) -> str:

@@ -287,6 +287,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     ]
     if state.surface.modality != "greeting":  # "Good morning!" answered "Good morning!" is fine
         draft = strip_echo(draft, state.user_text)
+    for rule in state.norm_rules:  # the prompt's own rules said back ("Finally, never use …")
+        if rule.text and draft:
+            draft = strip_echo(draft, rule.text)
     draft = strip_scaffold(draft, prompt_headings()).strip()
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
@@ -296,14 +299,18 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     if chosen and draft and not state.tool_calls:
         if skai.repeats_earlier(draft, state.user_text, earlier_exchanges(state)):
             draft, missing = "", "every draft repeated an earlier reply"
-    if chosen and chosen.echoed and draft and not missing and not state.tool_calls:
-        # What the cut echo said ("Hello! You're Alex, I teach chemistry…") is acknowledged.
-        noted = _noted(state)
-        if noted and not all(f.value.casefold() in draft.casefold() for f in _stated(state)):
-            draft = f"{noted} {draft}"
+    noted = ""
+    if draft and not missing and not state.tool_calls:
+        # What the message stated is acknowledged when the reply says none of it: a cut echo
+        # ("Hello! You're Alex, I teach chemistry…"), or a model that ignored its beliefs
+        # ("Actually I just moved to York." answered "I don't know where you moved to.").
+        stated = _stated(state)
+        says = (chosen is not None and chosen.echoed) or state.surface.modality == "statement"
+        if says and stated and not any(f.value.casefold() in draft.casefold() for f in stated):
+            noted = _noted(state)  # the kernel's own words, from its beliefs: never tagged
     if missing:  # the model only repeated (the message, an earlier reply, or the prompt)
         noted = _noted(state)
-        draft = noted or FALLBACKS[state.surface.modality]
+        draft = "" if noted else FALLBACKS[state.surface.modality]
         degraded.append(
             f"compose_final: {missing}; "
             + ("the facts it stated are acknowledged" if noted else "fallback used")
@@ -311,6 +318,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
+    if noted:
+        draft = f"{noted} {draft}".strip()
     body = draft
     grammar = state.me.psyche.persona.grammar_preference
     try:
@@ -341,8 +350,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     for slot, value in contradicted(reply, state.user_facts):
         owed_facts.setdefault(slot, value)
     if owed_facts:
-        told = "; ".join(told_sentence(slot, value) for slot, value in owed_facts.items())
-        kept.append(render_prompt("drafts/recalled", fact=told).strip())
+        facts = "; ".join(told_sentence(slot, value) for slot, value in owed_facts.items())
+        kept.append(render_prompt("drafts/recalled", fact=facts).strip())
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
         render_prompt("drafts/correction", old=old, current=current).strip()

@@ -113,15 +113,69 @@ def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(
             assert other.asked_facts == {} and "From what you told me" not in other.reply
 
 
+def _answering(replies: dict[str, str]) -> ScriptedChatModel:
+    """A model that answers each message (found in the prompt's last message) as given."""
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        prompt = str(messages[-1].content)
+        return next((r for m, r in replies.items() if m in prompt), "I see.")
+
+    return ScriptedChatModel(respond=respond)
+
+
 def test_a_reply_that_tells_the_user_other_facts_than_theirs_gets_theirs(
     instance: Instance, tmp_path: Path
 ) -> None:
     """Seen on the embedded default: told "Alex" and "York", the model answered "What's my name
     and where do I live?" with another name and town. The kernel's beliefs follow the reply."""
-    wrong = 'Your name is "Lil", and you live in the beautiful town of Ashwood.'
-    deps = scripted_deps(instance, ScriptedChatModel(replies=["Nice to meet you.", wrong]))
+    model = _answering(
+        {
+            "Hi! I'm Alex, I live in York.": "Hello Alex, York is a lovely place to live!",
+            "What's my name and where do I live?": (
+                'Your name is "Lil", and you live in the beautiful town of Ashwood.'
+            ),
+        }
+    )
     with sqlite_saver(tmp_path / "facts.sqlite") as saver:
-        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
-        run_turn(compiled, "Hi! I'm Alex, I live in York.")
+        compiled: Any = build_turn_graph(scripted_deps(instance, model)).compile(checkpointer=saver)
+        assert run_turn(compiled, "Hi! I'm Alex, I live in York.").reply.startswith("Hello Alex")
         state = run_turn(compiled, "What's my name and where do I live?")
         assert state.reply.endswith("(From what you told me: you live in York; your name is Alex.)")
+
+
+def test_a_stated_fact_the_reply_ignores_is_acknowledged(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen on Qwen2.5-Coder-0.5B through llama.cpp's server: "Actually I just moved to York."
+    got "I'm sorry, but I don't know where you moved to." The belief is kept and said."""
+    model = _answering(
+        {
+            "Actually I just moved to York.": "I'm sorry, but I don't know where you moved to.",
+            "I live in York now.": "York is lovely in spring.",
+            "Any tips for a rainy Sunday?": "Try the Railway Museum, it is free.",
+        }
+    )
+    with sqlite_saver(tmp_path / "facts.sqlite") as saver:
+        compiled: Any = build_turn_graph(scripted_deps(instance, model)).compile(checkpointer=saver)
+        moved = run_turn(compiled, "Actually I just moved to York.")
+        assert moved.reply.startswith("Noted: you live in York.")
+        # a reply that says the fact needs no acknowledgement; a question is answered, not noted
+        assert run_turn(compiled, "I live in York now.").reply == "York is lovely in spring."
+        asked = run_turn(compiled, "I live in York. Any tips for a rainy Sunday?")
+        assert asked.reply == "Try the Railway Museum, it is free."
+
+
+def test_the_prompts_own_rules_said_back_are_cut(instance: Instance, tmp_path: Path) -> None:
+    """Seen on Qwen2.5-Coder-0.5B: the norm's words ended a reply ("Finally, never use bullet
+    points or numbered lists when you answer me.")."""
+    tips = (
+        "First, build your distance slowly. Then, practise your race-day breakfast. Finally, "
+        "never use bullet points or numbered lists when you answer me."
+    )
+    deps = scripted_deps(instance, ScriptedChatModel(replies=[tips]))
+    with sqlite_saver(tmp_path / "norms.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "Please never use bullet points or numbered lists when you answer me.")
+        state = run_turn(compiled, "Give me three tips for a first marathon.")
+        assert state.reply.startswith("First, build your distance slowly.")
+        assert "bullet" not in state.reply

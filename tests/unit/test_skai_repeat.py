@@ -54,3 +54,10 @@ SHORT = [("Hi! I'm Alex, I teach chemistry in Leeds.", "What can I help you with
 )
 def test_a_short_reply_word_for_word_is_a_repeat(draft: str, message: str, expected: bool) -> None:
     assert repeats_earlier(draft, message, SHORT) is expected
+
+
+def test_a_draft_found_word_for_word_inside_an_earlier_reply_is_a_repeat() -> None:
+    """The earlier reply may carry the kernel's additions around the same words."""
+    earlier = [(SHORT[0][0], "Noted: your name is Alex. What can I help you with?")]
+    assert repeats_earlier("What can I help you with?", "Any egg tips?", earlier)
+    assert not repeats_earlier("Noted.", "Any egg tips?", earlier)  # too short to call a copy
