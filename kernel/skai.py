@@ -1297,6 +1297,9 @@ REPEAT_MIN = 0.85
 """A draft whose content stems overlap an earlier reply's this much, both ways, repeats it."""
 REPEAT_MIN_TERMS = 3
 """Drafts with fewer content stems ("Sure!", "Hi there") are too short to call a repeat."""
+REPEAT_PART_MIN_TERMS = 8
+"""A draft this rich whose stems nearly all come from one earlier reply copies part of it (Qwen2.5-
+Coder-0.5B answered "Actually I just moved to York." with the first half of its previous reply)."""
 SAME_QUESTION_MIN = 0.6
 """An earlier exchange whose message shares this much of the present one asked the same thing."""
 
@@ -1307,7 +1310,8 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     ``earlier`` holds (message, reply) pairs, most recent last. A small model often copies its
     last reply from the dialogue in its prompt instead of answering ("Welcome to Lisbon!" to
     "Where do I live now?"). A draft repeats when its content stems and the reply's cover each
-    other at ``REPEAT_MIN`` or more, or when it is the reply word for word, however short ("What
+    other at ``REPEAT_MIN`` or more (one way only for a draft of ``REPEAT_PART_MIN_TERMS`` stems
+    or more: a part of a long reply), or when it is the reply word for word, however short ("What
     can I help you with?" given again to a cooking question; ``_copies``), as long as the message
     has content of its own: "Thanks!" may be answered "You're welcome!" every time. A reply to
     the same question asked again (messages sharing ``SAME_QUESTION_MIN`` of their stems) may be
@@ -1326,7 +1330,9 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
         if len(said) < REPEAT_MIN_TERMS or not before:
             continue
         shared = len(said & before)
-        if shared / len(said) >= REPEAT_MIN and shared / len(before) >= REPEAT_MIN:
+        if shared / len(said) >= REPEAT_MIN and (
+            shared / len(before) >= REPEAT_MIN or len(said) >= REPEAT_PART_MIN_TERMS
+        ):
             return True
     return False
 

@@ -61,3 +61,21 @@ def test_a_draft_found_word_for_word_inside_an_earlier_reply_is_a_repeat() -> No
     earlier = [(SHORT[0][0], "Noted: your name is Alex. What can I help you with?")]
     assert repeats_earlier("What can I help you with?", "Any egg tips?", earlier)
     assert not repeats_earlier("Noted.", "Any egg tips?", earlier)  # too short to call a copy
+
+
+def test_a_rich_draft_that_copies_part_of_a_long_earlier_reply_is_a_repeat() -> None:
+    """Seen on Qwen2.5-Coder-0.5B: the first half of the previous reply, to a new message."""
+    before = (
+        "Alex is teaching chemistry, a subject that has been in his teaching career for over "
+        "twenty years. The course is designed to give students a comprehensive understanding of "
+        "the fundamental concepts of chemistry. Leeds offers numerous online resources, lectures, "
+        "tutorials and practice exercises, and virtual workshops for students."
+    )
+    earlier = [("Hi! I'm Alex, I teach chemistry in Leeds.", before)]
+    part = (
+        "Alex is teaching chemistry, a subject that has been in his teaching career for over "
+        "twenty years. The course is designed to give students a comprehensive understanding."
+    )
+    assert repeats_earlier(part, "Actually I just moved to York.", earlier)
+    # a short answer on the same topic shares a few words, and is no copy
+    assert not repeats_earlier("Chemistry courses in York?", "Any courses there?", earlier)
