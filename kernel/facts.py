@@ -354,7 +354,7 @@ def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
 
 
 _YOU_RE = re.compile(r"\byou(?:r|'re|'ve)?\b", re.IGNORECASE)
-_ME_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)\b")
+_ME_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:my|me|mine|myself))\b")
 _TAG_RE = re.compile(r"^\W*\((?:unverified|hypothesis)[^)]*\)\s*", re.IGNORECASE)
 """A hypothesis tag composition put in front of a sentence ("(unverified) Your name is …")."""
 _SECOND_TO_FIRST = (

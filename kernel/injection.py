@@ -706,18 +706,19 @@ _SWITCH_INNER = (
     r"(?:instructions?|user|task|command|directive|request|prompt|admin|system|operator)"
 )
 _FRAME_SWITCH_WIDE_RE = re.compile(
-    r"</[ \t]*(?P<outer>[\w-]+)[ \t]*>"
-    rf"\s*<[ \t]*[\w-]*?{_SWITCH_INNER}[\w-]*(?:[ \t][^<>\n]{{0,160}})?>",
+    r"</[ \t]*(?P<outer>[\w-]{1,60})[ \t]*>"
+    rf"\s*<[ \t]*[\w-]{{0,40}}?{_SWITCH_INNER}[\w-]{{0,40}}(?:[ \t][^<>\n]{{0,160}})?>",
     re.IGNORECASE,
 )
 """The same switch with compound tag names (``</product_data><user_instruction>``). The closed
 element must be a data container by name or one the text never opened (the text escapes the
 container it was put in), and what the new element frames must address the model: data exports
 nest such tags too (``</data><user_id>``)."""
-_SWITCH_OUTER_RE = re.compile(rf"[\w-]*?{_SWITCH_OUTER}", re.IGNORECASE)
+_SWITCH_OUTER_RE = re.compile(_SWITCH_OUTER, re.IGNORECASE)
+"""One word of a container's name (``product_data``, ``search-results``; not ``tbody``)."""
 _FRAME_SWITCH_BRACKET_RE = re.compile(
-    rf"\[[ \t]*/[ \t]*[\w -]*?{_SWITCH_OUTER}[\w -]*\][ \t]*\n\s*"
-    rf"\[[ \t]*[\w -]*?{_SWITCH_INNER}[\w -]*\]",
+    rf"\[[ \t]?/(?:[\w-][\w -]{{0,40}}?)?{_SWITCH_OUTER}[\w -]{{0,40}}\][ \t]*\n\s*"
+    rf"\[(?:[\w-][\w -]{{0,40}}?)?{_SWITCH_INNER}[\w -]{{0,40}}\]",
     re.IGNORECASE,
 )
 """The same switch in bracket tags (``[/TOOL_RESULT]`` then ``[USER]`` on the next line)."""
@@ -811,7 +812,7 @@ def _framed(
 def _escapes(text: str, switch: re.Match[str]) -> bool:
     """Say whether a container switch closes a data container, or one the text never opened."""
     outer = switch.groupdict().get("outer")
-    if outer is None or _SWITCH_OUTER_RE.match(outer):
+    if outer is None or any(_SWITCH_OUTER_RE.fullmatch(w) for w in re.split(r"[_-]", outer)):
         return True
     opened = re.search(rf"<[ \t]*{re.escape(outer)}[\s>/]", text[: switch.start()], re.IGNORECASE)
     return opened is None

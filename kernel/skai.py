@@ -1315,23 +1315,29 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     can I help you with?" given again to a cooking question; ``_copies``), as long as the message
     has content of its own: "Thanks!" may be answered "You're welcome!" every time. A reply to
     the same question asked again (messages sharing ``SAME_QUESTION_MIN`` of their stems) may be
-    repeated: the same answer is then correct.
+    repeated: the same answer is then correct, and so may an answer the message asks for back
+    ("Summarise what you said").
     """
+    if _BACK_REFERENCE_RE.search(user_text):  # "Summarise what you said" wants its words back
+        return False
     said = set(_content_stems(_fold(draft)))
     asked = set(_content_stems(_fold(user_text)))
     verbatim, topical = _verbatim(draft), _topic_stems(user_text)
+    # A part of an earlier reply is a copy only when it misses this message ("It has two million
+    # people." answers "How many people live in Paris?" after a reply about Paris).
+    partial = off_topic(draft, user_text)
     for message, reply in earlier:
         then = set(_content_stems(_fold(message)))
         if asked and len(asked & then) / len(asked) >= SAME_QUESTION_MIN:
             continue
-        if verbatim and topical and _copies(verbatim, _verbatim(reply)):
+        if verbatim and topical and _copies(verbatim, _verbatim(reply), partial=partial):
             return True
         before = set(_content_stems(_fold(reply)))
         if len(said) < REPEAT_MIN_TERMS or not before:
             continue
         shared = len(said & before)
         if shared / len(said) >= REPEAT_MIN and (
-            shared / len(before) >= REPEAT_MIN or len(said) >= REPEAT_PART_MIN_TERMS
+            shared / len(before) >= REPEAT_MIN or (partial and len(said) >= REPEAT_PART_MIN_TERMS)
         ):
             return True
     return False
@@ -1342,11 +1348,22 @@ VERBATIM_MIN_WORDS = 4
 the kernel's additions: "Noted: your name is Alex. What can I help you with?")."""
 
 
-def _copies(draft: str, reply: str) -> bool:
-    """Say whether the folded ``draft`` is the folded earlier ``reply`` or a run of its words."""
+_BACK_REFERENCE_RE = re.compile(
+    r"\b(?:you (?:just |already )?(?:said|told|wrote|mentioned)|summari[sz]e|repeat|recap"
+    r"|(?:your|the) (?:last|previous|earlier) (?:answer|reply|message))\b",
+    re.IGNORECASE,
+)
+"""A message that asks for an earlier answer back: saying it again is then no copy."""
+
+
+def _copies(draft: str, reply: str, *, partial: bool = True) -> bool:
+    """Say whether the folded ``draft`` is the folded earlier ``reply``.
+
+    With ``partial``, a run of ``VERBATIM_MIN_WORDS`` or more of its words counts too.
+    """
     if draft == reply:
         return True
-    return len(draft.split()) >= VERBATIM_MIN_WORDS and f" {draft} " in f" {reply} "
+    return partial and len(draft.split()) >= VERBATIM_MIN_WORDS and f" {draft} " in f" {reply} "
 
 
 def _verbatim(text: str) -> str:

@@ -62,6 +62,8 @@ def encode_entry(
     ts = timestamp or utc_now()
     if ts.tzinfo is None:
         raise ValueError("timestamp must carry a timezone (ISO 8601 with offset)")
+    if meta and not all(isinstance(key, str) for key in meta):  # what new_entry would refuse
+        raise ValueError("meta keys must be strings")
     payload = {
         "author": author,
         "description": description,
@@ -72,7 +74,9 @@ def encode_entry(
         "timestamp": to_json(ts).decode()[1:-1],  # exactly as pydantic serialises it
         "weight": 0.5,
     }
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    canonical = json.dumps(  # no NaN or Infinity: the line must read back as it was digested
+        payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     return ts.date(), f'{canonical[:-1]},"digest":"{digest}"}}\n'.encode()
 

@@ -509,7 +509,7 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     repeats = [skai.repeats_earlier(c.text, state.user_text, earlier) for c in state.candidates]
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
     eligible = [i for i in on_topic if not repeats[i]]
-    fresh = [i for i in range(len(state.candidates)) if not repeats[i]]
+    fresh = [i for i, c in enumerate(state.candidates) if not repeats[i] and c.text.strip()]
     # A copy of an earlier reply is the last resort: composition would replace it anyway.
     pool = eligible or fresh or on_topic or list(range(len(state.candidates)))
     chosen = pool[skai.select_candidate([state.candidates[i].axes for i in pool])]

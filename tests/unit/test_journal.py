@@ -124,3 +124,9 @@ def test_encoded_entry_reads_back_as_new_entry_builds_it(
 def test_encoded_entry_refuses_a_naive_timestamp() -> None:
     with pytest.raises(ValueError, match="timezone"):
         encode_entry("x", author="kernel", timestamp=datetime(2026, 1, 1))
+
+
+@pytest.mark.parametrize("meta", [{1: "a"}, {"x": float("inf")}, {"x": float("nan")}])
+def test_encoded_entry_refuses_meta_that_would_not_read_back(meta: dict[object, object]) -> None:
+    with pytest.raises(ValueError):
+        encode_entry("x", author="kernel", meta=meta)  # type: ignore[arg-type]

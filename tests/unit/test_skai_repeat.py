@@ -59,8 +59,8 @@ def test_a_short_reply_word_for_word_is_a_repeat(draft: str, message: str, expec
 def test_a_draft_found_word_for_word_inside_an_earlier_reply_is_a_repeat() -> None:
     """The earlier reply may carry the kernel's additions around the same words."""
     earlier = [(SHORT[0][0], "Noted: your name is Alex. What can I help you with?")]
-    assert repeats_earlier("What can I help you with?", "Any egg tips?", earlier)
-    assert not repeats_earlier("Noted.", "Any egg tips?", earlier)  # too short to call a copy
+    assert repeats_earlier("What can I help you with?", "How long should I boil an egg?", earlier)
+    assert not repeats_earlier("Noted.", "How long should I boil an egg?", earlier)  # too short
 
 
 def test_a_rich_draft_that_copies_part_of_a_long_earlier_reply_is_a_repeat() -> None:
@@ -79,3 +79,22 @@ def test_a_rich_draft_that_copies_part_of_a_long_earlier_reply_is_a_repeat() -> 
     assert repeats_earlier(part, "Actually I just moved to York.", earlier)
     # a short answer on the same topic shares a few words, and is no copy
     assert not repeats_earlier("Chemistry courses in York?", "Any courses there?", earlier)
+
+
+def test_a_part_of_an_earlier_reply_that_answers_this_message_is_no_copy() -> None:
+    earlier = [
+        ("Tell me about Paris.", "Paris is the capital of France. It has about two million people.")
+    ]
+    assert not repeats_earlier(
+        "It has about two million people.", "How many people live in Paris?", earlier
+    )
+    summary = (
+        "Alex is teaching chemistry, a subject that has been in his teaching career for over "
+        "twenty years, and Leeds offers numerous online resources, lectures and tutorials."
+    )
+    long_earlier = [
+        ("Hi! I'm Alex, I teach chemistry in Leeds.", summary + " More text follows here.")
+    ]
+    assert not repeats_earlier(
+        summary, "Can you summarise what you said about my job?", long_earlier
+    )
