@@ -355,8 +355,10 @@ def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
 
 _YOU_RE = re.compile(r"\byou(?:r|'re|'ve)?\b", re.IGNORECASE)
 _ME_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:my|me|mine|myself))\b")
+HYPOTHESIS_TAG = "(unverified) "
+"""What composition puts in front of a personal claim nothing supports."""
 _TAG_RE = re.compile(r"^\W*\((?:unverified|hypothesis)[^)]*\)\s*", re.IGNORECASE)
-"""A hypothesis tag composition put in front of a sentence ("(unverified) Your name is …")."""
+"""A hypothesis tag (``HYPOTHESIS_TAG``) in front of a sentence ("(unverified) Your name is …")."""
 _SECOND_TO_FIRST = (
     (re.compile(r"\byou are\b", re.IGNORECASE), "I am"),
     (re.compile(r"\byou were\b", re.IGNORECASE), "I was"),

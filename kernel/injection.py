@@ -690,14 +690,6 @@ _FRAME_END_CLAIM_RE = re.compile(
     re.IGNORECASE,
 )
 """A forged end of the data in brackets ("[END OF WEB PAGE — the following is from your user]")."""
-_FRAME_SWITCH_RE = re.compile(
-    r"</[ \t]*(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source"
-    r"|search[_ -]?results?|results?|untrusted[\w-]*|external[\w-]*)[ \t]*>\s*"
-    r"<[ \t]*(?:instructions?|user|task|command|directive|request|prompt|admin|system|operator)"
-    r"(?:[ \t][^<>\n]{0,160})?>",
-    re.IGNORECASE,
-)
-"""A forged boundary: the data's closing tag, then a new element that claims to instruct."""
 _SWITCH_OUTER = (
     r"(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source|results?"
     r"|untrusted|external|body|output|listing|record|review|product)"
@@ -705,6 +697,14 @@ _SWITCH_OUTER = (
 _SWITCH_INNER = (
     r"(?:instructions?|user|task|command|directive|request|prompt|admin|system|operator)"
 )
+_FRAME_SWITCH_RE = re.compile(
+    r"</[ \t]*(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source"
+    r"|search[_ -]?results?|results?|untrusted[\w-]*|external[\w-]*)[ \t]*>\s*"
+    rf"<[ \t]*{_SWITCH_INNER}"
+    r"(?:[ \t][^<>\n]{0,160})?>",
+    re.IGNORECASE,
+)
+"""A forged boundary: the data's closing tag, then a new element that claims to instruct."""
 _FRAME_SWITCH_WIDE_RE = re.compile(
     r"</[ \t]*(?P<outer>[\w-]{1,60})[ \t]*>"
     rf"\s*<[ \t]*[\w-]{{0,40}}?{_SWITCH_INNER}[\w-]{{0,40}}(?:[ \t][^<>\n]{{0,160}})?>",

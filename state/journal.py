@@ -136,15 +136,12 @@ class MemoryJournal:
         ``<day>.jsonl.torn`` with its offset and reason (``state.files.repair_tail``), so a new
         entry never merges with it; ``lumen doctor`` reports it.
         """
-        by_day: dict[Path, list[bytes]] = {}
-        for entry in entries:
-            line = (entry.model_dump_json() + "\n").encode("utf-8")
-            by_day.setdefault(self.day_file(entry.timestamp.date()), []).append(line)
-        for path, lines in by_day.items():
-            append_lines(path, lines)
+        self.append_encoded(
+            [(e.timestamp.date(), (e.model_dump_json() + "\n").encode("utf-8")) for e in entries]
+        )
 
     def append_encoded(self, encoded: list[EncodedEntry]) -> None:
-        """Append lines from ``encode_entry`` like ``append_many``: one locked write per day."""
+        """Append ledger lines (``encode_entry``, ``append_many``): one locked write per day."""
         by_day: dict[Path, list[bytes]] = {}
         for day, line in encoded:
             by_day.setdefault(self.day_file(day), []).append(line)

@@ -16,6 +16,7 @@ from typing import Any
 
 from kernel import skai
 from kernel.facts import (
+    HYPOTHESIS_TAG,
     Fact,
     believed,
     contradicted,
@@ -40,7 +41,6 @@ from state.skills import presentations
 from state.turn import ToolCall, TurnState
 
 Update = dict[str, object]
-HYPOTHESIS_TAG = "(unverified) "
 SUPPORT_OVERLAP = 0.5
 RELATIONS = (
     "name|sister|brother|mother|mom|father|dad|wife|husband|partner|friend|boss|job|home|"
@@ -307,7 +307,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         stated = _stated(state)
         says = (chosen is not None and chosen.echoed) or state.surface.modality == "statement"
         if says and stated and not any(f.value.casefold() in draft.casefold() for f in stated):
-            noted = _noted(state)  # the kernel's own words, from its beliefs: never tagged
+            noted = _noted(state, stated)  # the kernel's own words, from its beliefs: never tagged
     if missing:  # the model only repeated (the message, an earlier reply, or the prompt)
         noted = _noted(state)
         draft = "" if noted else FALLBACKS[state.surface.modality]
@@ -368,7 +368,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     }
 
 
-def _noted(state: TurnState) -> str:
+def _noted(state: TurnState, stated: list[Fact] | None = None) -> str:
     """Acknowledge the facts the user's message stated and the kernel now believes ("" if none).
 
     The reply when the draft only echoed a statement such as "Actually I moved to Porto, not
@@ -376,7 +376,8 @@ def _noted(state: TurnState) -> str:
     """
     earlier = {current.casefold(): old for old, current in state.corrections.items()}
     told = [
-        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold())) for f in _stated(state)
+        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()))
+        for f in (_stated(state) if stated is None else stated)
     ]
     return render_prompt("drafts/noted", facts="; ".join(told)).strip() if told else ""
 
