@@ -45,6 +45,8 @@ BRIEF_SENTENCES = 3
 """The sentence limit that "keep it short" / "be brief" stands for."""
 MAX_STYLE_CHARS = 160
 MAX_TOPIC_WORDS = 6
+NORM_CLAUSE_MAX_WORDS = 8
+"""A clause this short that sets a norm is only an instruction (``without_norms`` drops it)."""
 
 
 @dataclass(frozen=True)
@@ -395,7 +397,11 @@ _SPLIT_SENTENCES = re.compile(
 _SPLIT_CLAUSES = re.compile(
     r"(?:,\s*(?:and\s+|but\s+|then\s+)?|\s+(?:and|but|and then|also)\s+)"
     r"(?=(?:please\s+|also\s+|just\s+)?(?:never|don't|do not|dont|always|keep|call|answer|reply|"
-    r"respond|use|be|stop|avoid|speak|write|no more|limit|stick|address|make sure)\b)",
+    r"respond|use|be|stop|avoid|speak|write|no more|limit|stick|address|make sure)\b|"
+    # a one-off request after the instruction ("answer in French and explain photosynthesis"),
+    # not a standing one ("always be honest and tell me when I am wrong")
+    r"(?:tell|explain|show|give|help|describe|summari[sz]e|translate|suggest|recommend|teach)\b"
+    r"(?![^.!?\n]{0,200}\b(?:when|whenever|if|every time|each time)\b))",
     re.IGNORECASE,
 )
 
@@ -491,8 +497,22 @@ def _clauses(message: str) -> list[str]:
 # =========================================================================== kind matchers
 
 
+_FIRST_PERSON_VERBS = tuple(
+    (re.compile(pattern), said)
+    for pattern, said in (
+        (r"\bI(?: am|'m|’m)\b", "the user is"),
+        (r"\bI was\b", "the user was"),
+        (r"\bI(?: have|'ve|’ve)\b", "the user has"),
+        (r"\bI do\b", "the user does"),
+        (r"\bI don't\b|\bI do not\b", "the user does not"),
+    )
+)
+
+
 def _as_user(text: str) -> str:
     """Rewrite the user's first person as "the user" (a prompt line speaks about them)."""
+    for pattern, said in _FIRST_PERSON_VERBS:  # "when I am wrong" → "when the user is wrong"
+        text = pattern.sub(said, text)
     text = re.sub(r"\bmy\b", "the user's", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(?:me|myself)\b", "the user", text, flags=re.IGNORECASE)
     text = re.sub(r"\bI\b", "the user", text)
@@ -772,6 +792,21 @@ def detect(message: str) -> list[NormProposal]:
                 found.setdefault(matched.key(), matched)
                 break
     return list(found.values())
+
+
+def without_norms(message: str) -> str:
+    """Return ``message`` without the clauses that set a norm: what the reply must be about.
+
+    "Please keep your answers short from now on. What should I cook tonight?" is about cooking;
+    the instruction's words ("answers", "short") set no topic a draft must share. A clause longer
+    than ``NORM_CLAUSE_MAX_WORDS`` is kept even when it sets a norm: it carries a request too
+    ("keep it short and tell me how tides work" is not split and is about tides).
+    """
+    return " ".join(
+        part.strip()
+        for part in _clauses(message)
+        if len(part.split()) > NORM_CLAUSE_MAX_WORDS or not detect(part)
+    )
 
 
 # =========================================================================== prompt and ack

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from kernel import learning, skai
+from kernel import learning, norms, skai
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
 from prompts import render as render_prompt
@@ -414,10 +414,11 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
     intent = state.intents[0].label if state.intents else ""
     if state.candidates:  # a re-draft requested by lambda_select
         best = state.candidates[state.chosen] if state.chosen >= 0 else state.candidates[-1]
-        kind = "off_topic" if skai.off_topic(best.text, state.user_text) else "redraft"
+        asked = norms.without_norms(state.user_text)
+        kind = "off_topic" if skai.off_topic(best.text, asked) else "redraft"
         if not best.text.strip():
             kind = "echo"  # it only said the message back
-        elif skai.repeats_earlier(best.text, state.user_text, earlier_exchanges(state)):
+        elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
         return _draft(
@@ -501,12 +502,13 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     fallback, one bounded re-draft is asked for (at most max_internal_candidates candidates,
     within the mode's model-call budget).
     """
+    asked = norms.without_norms(state.user_text)  # an instruction's own words set no topic
     relevance = [
-        skai.draft_relevance(c.text, state.user_text) if c.text.strip() else 0.0  # only an echo
+        skai.draft_relevance(c.text, asked) if c.text.strip() else 0.0  # only an echo
         for c in state.candidates
     ]
     earlier = earlier_exchanges(state)
-    repeats = [skai.repeats_earlier(c.text, state.user_text, earlier) for c in state.candidates]
+    repeats = [skai.repeats_earlier(c.text, asked, earlier) for c in state.candidates]
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
     eligible = [i for i in on_topic if not repeats[i]]
     fresh = [i for i, c in enumerate(state.candidates) if not repeats[i] and c.text.strip()]

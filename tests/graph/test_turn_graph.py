@@ -135,6 +135,21 @@ def test_lambda_select_redrafts_an_off_topic_draft(instance: Instance, tmp_path:
     assert state.llm_calls <= skai.LLM_CALL_BUDGET["work"]
 
 
+def test_an_instructions_own_words_do_not_make_a_draft_on_topic(
+    instance: Instance, tmp_path: Path
+) -> None:
+    # The norm's words ("keep", "answers", "short") are no topic: a draft about answers being
+    # short misses the cooking question and is re-drafted.
+    off = "Short answers it is: I will keep my answers short from now on."
+    on = "Cook a quick vegetable stir-fry tonight with rice."
+    model = ScriptedChatModel(replies=[off, on])
+    text = "Please keep your answers short from now on. What should I cook tonight?"
+    state = _run(instance, tmp_path, model, text)
+    assert [c.origin for c in state.candidates][-1] == "redraft"
+    assert "off-topic" in state.selection_notes
+    assert "stir-fry" in state.reply
+
+
 def test_lambda_select_sets_aside_an_off_topic_candidate(
     instance: Instance, tmp_path: Path
 ) -> None:

@@ -18,6 +18,7 @@ from kernel.norms import (
     limit_sentences,
     prompt_lines,
     prose_from_lists,
+    without_norms,
 )
 from state.instance import Instance
 from state.journal import MemoryJournal
@@ -182,6 +183,35 @@ def test_detect_ignores_ordinary_messages(text: str) -> None:
 def test_detect_reads_several_instructions_in_one_message() -> None:
     found = kinds("Answer in Portuguese and keep it short. Also, call me Sam.")
     assert [k for k, _ in found] == ["language", "max_sentences", "address_as"]
+
+
+@pytest.mark.parametrize(
+    ("text", "norm", "rest"),
+    [
+        # A one-off request after the instruction is not part of the norm ...
+        (
+            "From now on answer in French and explain photosynthesis",
+            "Answer in French.",
+            "explain photosynthesis",
+        ),
+        ("Never use bullet points and give me three tips for sleep", None, "give me three tips"),
+        ("Please keep your answers short from now on. What should I cook?", None, "What should"),
+        # ... a standing one is, in the user's words turned to "the user"
+        (
+            "Always be honest and tell me when I am wrong",
+            "Always be honest and tell the user when the user is wrong.",
+            "Always be honest",
+        ),
+    ],
+)
+def test_norm_clauses_and_what_the_reply_must_be_about(
+    text: str, norm: str | None, rest: str
+) -> None:
+    found = detect(text)
+    assert len(found) == 1
+    if norm is not None:
+        assert found[0].text == norm
+    assert without_norms(text).startswith(rest)
 
 
 def test_prompt_lines_and_acknowledgement() -> None:
