@@ -47,7 +47,37 @@ _VALUE_STOP_RE = re.compile(
     r"\bthese days\b|\banymore\b|\bthough\b|\bby the way\b|\bfor\b|\bwith\b|\bat the moment\b)",
     re.IGNORECASE,
 )
+OCCUPATIONS = frozenset(
+    """accountant actor actress analyst architect artist assistant baker barber barista biologist
+    builder butcher carpenter cashier chef chemist cleaner clerk coach consultant cook counsellor
+    counselor dancer dentist designer developer dietitian doctor driver economist editor electrician
+    engineer farmer firefighter gardener geologist hairdresser historian illustrator instructor
+    investor janitor journalist judge lawyer lecturer librarian linguist machinist manager mechanic
+    midwife musician nanny nurse optician painter paralegal paramedic pharmacist photographer
+    physician physicist physiotherapist pilot plumber poet policeman policewoman postman producer
+    professor programmer psychiatrist psychologist receptionist reporter researcher sailor
+    salesman saleswoman scientist secretary singer soldier statistician student surgeon surveyor
+    tailor teacher technician therapist translator tutor veterinarian vet waiter waitress welder
+    writer""".split()
+)
+"""Occupations "I'm a …" names (a word list: "I'm a big fan", "I'm a beginner" name none)."""
+_OCCUPATION_RE = re.compile(
+    r"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+((?:[a-z-]+\s+){0,3}?(?:"
+    + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
+    + r"))\b",
+    re.IGNORECASE,
+)
+_TEACH_RE = re.compile(r"^i\s+(?:now\s+)?teach\s+(?!at\b|in\b|for\b|with\b)([a-z][\w\s-]*)", re.I)
+""""I teach chemistry" says the user is a chemistry teacher."""
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "user.profile.occupation",
+        re.compile(
+            r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
+            r"(?:work|am working|'m working|started working)\s+as\s+(?:an?\s+)?(.+)",
+            re.I,
+        ),
+    ),
     (
         "user.profile.name",
         re.compile(r"^(?:call me|i(?:'m| am) called|i go by|people call me)\s+(.+)", re.I),
@@ -75,6 +105,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("user.profile.languages", re.compile(r"^i\s+speak\s+(.+)", re.I)),
 )
 _LIST_SLOTS = frozenset({"user.profile.languages", "user.health.allergy"})
+OCCUPATION = "user.profile.occupation"
 _POSSESSIVE_RE = re.compile(
     r"^my\s+((?:[a-z]+(?:'s)?\s+){0,3}?[a-z]+)\s+(?:is|are|was changed to|has become)\s+"
     r"(called\s+|named\s+)?(.+)",
@@ -143,10 +174,20 @@ def _introduction(clause: str, sentence: str) -> Fact | None:
 
 
 def _relation_fact(clause: str, sentence: str) -> Fact | None:
+    occupation = _OCCUPATION_RE.match(clause)
+    if occupation:
+        return Fact(OCCUPATION, occupation.group(1).lower(), sentence)
+    teaches = _TEACH_RE.match(clause)
+    if teaches:
+        subject = re.split(r"\s+(?:at|in|on)\s+", _clean_value(teaches.group(1)), maxsplit=1)[0]
+        if subject and len(subject.split()) <= 3:
+            return Fact(OCCUPATION, f"{subject.lower()} teacher", sentence)
     for slot_key, pattern in _RELATIONS:
         match = pattern.match(clause)
         if match:
             value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
+            if slot_key == OCCUPATION:  # "a nurse at St Mary's": the workplace is not the job
+                value = re.split(r"\s+(?:at|in|on)\s+", value, maxsplit=1)[0]
             return Fact(slot_key, value, sentence) if value else None
     return None
 
@@ -212,6 +253,7 @@ _SLOT_PHRASES = {
     "user.profile.name": "my name",
     "user.profile.location": "the city where I live",
     "user.profile.employer": "the company where I work",
+    OCCUPATION: "what I do for a living, my job",
     "user.health.allergy": "what I am allergic to",
     "user.profile.languages": "the languages I speak",
 }
@@ -253,9 +295,14 @@ _BELIEF_TEMPLATES = {
     "user.profile.name": "The user's name is {value}",
     "user.profile.location": "The user lives in {value}",
     "user.profile.employer": "The user works at {value}",
+    OCCUPATION: "The user works as {article} {value}",
     "user.health.allergy": "The user is allergic to {value}",
     "user.profile.languages": "The user speaks {value}",
 }
+
+
+def _article(value: str) -> str:
+    return "an" if value[:1].lower() in "aeiou" else "a"
 
 
 def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None) -> str:
@@ -268,7 +315,7 @@ def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None
     if template is None:
         what = slot_key.split(".", 2)[-1].replace("_", " ")
         template = f"The user's {what} is {{value}}"
-    sentence = template.format(value=value)
+    sentence = template.format(value=value, article=_article(value))
     if corrected_from and corrected_from != value:
         sentence += f" (corrected from {corrected_from})"
     return sentence + "."
@@ -278,6 +325,7 @@ _TOLD_TEMPLATES = {
     "user.profile.name": "your name is {value}",
     "user.profile.location": "you live in {value}",
     "user.profile.employer": "you work at {value}",
+    OCCUPATION: "you work as {article} {value}",
     "user.health.allergy": "you are allergic to {value}",
     "user.profile.languages": "you speak {value}",
 }
@@ -288,7 +336,7 @@ def told_sentence(slot_key: str, value: str, corrected_from: str | None = None) 
     template = _TOLD_TEMPLATES.get(slot_key)
     if template is None:
         template = "your " + slot_key.split(".", 2)[-1].replace("_", " ") + " is {value}"
-    told = template.format(value=value)
+    told = template.format(value=value, article=_article(value))
     if corrected_from and corrected_from.casefold() != value.casefold():
         told += f" (not {corrected_from})"
     return told

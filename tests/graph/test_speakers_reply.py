@@ -108,6 +108,11 @@ def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(
         assert asked.reply.endswith("(From what you told me: you live in Porto.)")
         allergy = run_turn(compiled, "What am I allergic to?")
         assert allergy.reply.endswith("(From what you told me: you are allergic to peanuts.)")
+        run_turn(compiled, "I teach chemistry at the local college.")
+        job = run_turn(compiled, "What do I do for a living?")
+        assert job.asked_facts == {"user.profile.occupation": "chemistry teacher"}
+        assert job.reply.endswith("(From what you told me: you work as a chemistry teacher.)")
+        assert "The user works as a chemistry teacher." in job.beliefs
         for text in ("Where should I live?", "Where is Porto?", "What should I cook tonight?"):
             other = run_turn(compiled, text)
             assert other.asked_facts == {} and "From what you told me" not in other.reply

@@ -13,6 +13,7 @@ from kernel.facts import (
 )
 
 LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.profile.employer"
+OCCUPATION = "user.profile.occupation"
 
 
 @pytest.mark.parametrize(
@@ -43,6 +44,17 @@ LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.p
         ("I was living in Porto when we met.", {}),  # past, not where the user lives
         ("What are three tips for learning Portuguese?", {}),
         ("JVM vs Go GC for low latency services: which should I pick?", {}),
+        # occupations: a job named by a word of the trade, "work as", or what the user teaches
+        ("I teach chemistry.", {OCCUPATION: "chemistry teacher"}),
+        ("I work as a nurse at St Mary's.", {OCCUPATION: "nurse"}),
+        (
+            "I'm a software engineer and I live in York.",
+            {OCCUPATION: "software engineer", LOCATION: "York"},
+        ),
+        ("I'm a big fan of jazz.", {}),
+        ("I'm a beginner at chess.", {}),
+        ("I'm not a teacher.", {}),
+        ("I teach at a primary school.", {}),
     ],
 )
 def test_extract_facts(text: str, expected: dict[str, str]) -> None:
