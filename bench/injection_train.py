@@ -71,8 +71,13 @@ project:
   the dev set's kinds, each measured once with round 12) and **bench/injection_train_extra8.jsonl**
   (written blind for this project, CC0; 600 rows: goal hijacks with no override wording, short
   injections in 37 languages, prompt extraction, tool-output disguises and memory attacks, with
-  their hard negatives): round 13. ``bench/injection_heldout15.jsonl`` (written blind) is never
-  read.
+  their hard negatives): round 13.
+- **bench/injection_heldout15.jsonl** (written blind, measured once with round 13) and
+  **bench/injection_train_extra9.jsonl** (written blind for this project, CC0; 600 rows: goal
+  hijacks without override wording, short injections in 31 to 33 languages, forged structure,
+  exfiltration and persistence, prompt extraction, role-play and fiction framings, each with hard
+  negatives of the same kinds): round 14. ``bench/injection_heldout16.jsonl`` (written blind) is
+  never read.
 
 The n-gram regression (round 11, ``state.injection_ngrams``) is fitted on the domain rows only
 (the texts an agent reads), class-balanced, L2 ``C`` = 16. Chosen on held-out 9 and 10 (each
@@ -213,7 +218,8 @@ def own_rows() -> list[tuple[str, int]]:
                  "injection_heldout11.jsonl", "injection_train_extra6.jsonl",
                  "injection_train_extra7.jsonl", "injection_heldout12.jsonl",
                  "injection_heldout13.jsonl", "injection_heldout14.jsonl",
-                 "injection_train_extra8.jsonl"):  # fmt: skip
+                 "injection_train_extra8.jsonl", "injection_heldout15.jsonl",
+                 "injection_train_extra9.jsonl"):  # fmt: skip
         if name in LEAVE_OUT:
             continue
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
@@ -534,12 +540,13 @@ def main(argv: list[str]) -> int:
         "bench/injection_train_extra5.jsonl, bench/injection_heldout11.jsonl,\n"
         "bench/injection_train_extra6.jsonl, bench/injection_train_extra7.jsonl,\n"
         "bench/injection_heldout12.jsonl, bench/injection_heldout13.jsonl,\n"
-        "bench/injection_heldout14.jsonl, bench/injection_train_extra8.jsonl and\n"
+        "bench/injection_heldout14.jsonl, bench/injection_train_extra8.jsonl,\n"
+        "bench/injection_heldout15.jsonl, bench/injection_train_extra9.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout15.jsonl is never read. The classifier's probability is the mean\n"
+        "bench/injection_heldout16.jsonl is never read. The classifier's probability is the mean\n"
         "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
