@@ -569,9 +569,9 @@ def main(argv: list[str]) -> int:
         "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
-        f"A window is flagged from this probability ({chosen}; cross-fitted at this cut,\n"
-        f"with the rules: {recall:.0%} of the training domain's injections, {flagged:.0%} of its"
-        " benign texts)."
+        f"A window is flagged from this probability ({chosen};\n"
+        f"cross-fitted at this cut, with the rules: {recall:.0%} of the training domain's\n"
+        f"injections, {flagged:.0%} of its benign texts)."
     )
     OUT.write_text(
         f'"""{header}"""\n\n'
@@ -584,6 +584,7 @@ def main(argv: list[str]) -> int:
         f'"""Input-to-hidden weights: {HIDDEN} rows (hidden units) of {len(NAMES) + 384}."""\n',
         encoding="utf-8",
     )
+    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=False)
     print(f"wrote {OUT}")
     return 0
 

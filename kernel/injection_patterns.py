@@ -201,9 +201,20 @@ FEATURES: tuple[Feature, ...] = (
         _N_OVERRIDE,
         rf"{_B}{_OVERRIDE_VERB}\s+(?:(?:all|everything|anything)\s+)?(?:the\s+|all\s+)?"
         r"(?:above|before|that\s+came\s+before|the\s+rest(?:\s+of)?|rest\s+of"
-        r"|what\s+(?:i|you|we)\s+(?:said|told|wrote|asked)"
-        r"|(?:everything\s+)?i(?:'ve|\s+have)?\s+(?:said|told\s+you|written|asked)"
+        r"|what\s+you\s+(?:said|told|wrote|asked|were\s+told)"
+        r"|everything\s+(?:i|we)(?:'ve|\s+have)?\s+(?:said|told\s+you|written|asked)"
         r"|you\s+(?:were|have\s+been)\s+told)",
+        mention=True,
+    ),
+    # The speaker taking back their own words is a correction more often than an attack ("Disregard
+    # what I said about the budget, we have $2,000"): a flag, and none when it names what it
+    # corrects.
+    _f(
+        _OV,
+        0.3,
+        _N_OVERRIDE,
+        rf"{_B}{_OVERRIDE_VERB}\s+(?:what\s+(?:i|we)|(?:i|we)(?:'ve|\s+have)?)\s+"
+        r"(?:said|told(?:\s+you)?|wrote|written|asked)(?!\s+(?:you\s+)?(?:about|regarding|re|on|for)\b)",
         mention=True,
     ),
     _f(
