@@ -76,8 +76,13 @@ project:
   **bench/injection_train_extra9.jsonl** (written blind for this project, CC0; 600 rows: goal
   hijacks without override wording, short injections in 31 to 33 languages, forged structure,
   exfiltration and persistence, prompt extraction, role-play and fiction framings, each with hard
-  negatives of the same kinds): round 14. ``bench/injection_heldout16.jsonl`` (written blind) is
-  never read.
+  negatives of the same kinds): round 14.
+- **bench/injection_heldout16.jsonl** (written blind, measured once with round 14) and
+  **bench/injection_train_extra10.jsonl** (written blind for this project, CC0; 600 rows:
+  social-engineering hijacks with no word for an AI, summary manipulation in 13 languages, orders in
+  code and data, chat jailbreaks by emotional or role framing, innocent-looking prompt extraction,
+  short injections in 30 languages, with near-twin hard negatives): round 15.
+  ``bench/injection_heldout17.jsonl`` (written blind) is never read.
 
 The n-gram regression (round 11, ``state.injection_ngrams``) is fitted on the domain rows only
 (the texts an agent reads), class-balanced, L2 ``C`` = 16. Chosen on held-out 9 and 10 (each
@@ -138,13 +143,15 @@ together flag at most this share of the cross-fitted benign domain texts: the go
 flagged (round 7 budgeted the classifier alone at 8%, and the rules' own flags came on top: 15.5%
 of fresh benign texts). Since round 8 the domain rows hold 1,300 blind-written texts of the kinds an
 agent reads, hard negatives included, so the cross-fitted rate is closer to what fresh text gets."""
-FLAG_AT_ROUND14 = 0.60
-"""The cut shipped since round 14 (``--flag-at 0.60``), lower than the cross-fitted one (0.671):
-the domain rows are now mostly hard negatives written to look like injections, so the cross-fitted
-10% is reached far sooner than on text of the judged kinds. Chosen before held-out 16 was read, on
-held-out 15 left out of the fit (``INJ_LEAVE_OUT=injection_heldout15.jsonl``): at the cross-fitted
-cut that model caught 90.0% of its injections at 0.7% of benign blocked and 5.3% flagged; at 0.60,
-92.0% at 0.7% and 6.7% (0.55: 93.3% / 7.3%; 0.50: 94.7% / 9.3%, too near the goal of 10%)."""
+FLAG_AT_ROUND15 = 0.55
+"""The cut shipped (``--flag-at``), lower than the cross-fitted one (0.65): the domain rows are now
+mostly hard negatives written to look like injections, so the cross-fitted 10% is reached far sooner
+than on text of the judged kinds (flagged at 5-6% by round 13). Chosen each time before the next
+blind set was read, on the newest set left out of the fit (``INJ_LEAVE_OUT``). Round 14, held-out
+15 left out: 90.0% caught at the cross-fitted cut, 92.0% at 0.60 (0.7% blocked, 6.7% flagged), 93.3%
+at 0.55 (7.3% flagged), 94.7% at 0.50 (9.3%, too near the goal of 10%); 0.60 was shipped. Round 15,
+held-out 16 left out: 87.3% at 0.65, 88.7% at 0.60, 90.7% at 0.55, each at 0.0% blocked and 7.3%
+flagged; 0.55 is shipped."""
 
 
 def fetch_wheel() -> Path:
@@ -226,7 +233,8 @@ def own_rows() -> list[tuple[str, int]]:
                  "injection_train_extra7.jsonl", "injection_heldout12.jsonl",
                  "injection_heldout13.jsonl", "injection_heldout14.jsonl",
                  "injection_train_extra8.jsonl", "injection_heldout15.jsonl",
-                 "injection_train_extra9.jsonl"):  # fmt: skip
+                 "injection_train_extra9.jsonl", "injection_heldout16.jsonl",
+                 "injection_train_extra10.jsonl"):  # fmt: skip
         if name in LEAVE_OUT:
             continue
         text = (REPO / "bench" / name).read_text(encoding="utf-8")
@@ -427,7 +435,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--flag-at",
         type=float,
-        help="the cut point to ship instead of the cross-fitted one (see FLAG_AT_ROUND14)",
+        help="the cut point to ship instead of the cross-fitted one (see FLAG_AT_ROUND15)",
     )
     args = parser.parse_args(argv[1:])
     rng = random.Random(14)
@@ -560,12 +568,13 @@ def main(argv: list[str]) -> int:
         "bench/injection_train_extra6.jsonl, bench/injection_train_extra7.jsonl,\n"
         "bench/injection_heldout12.jsonl, bench/injection_heldout13.jsonl,\n"
         "bench/injection_heldout14.jsonl, bench/injection_train_extra8.jsonl,\n"
-        "bench/injection_heldout15.jsonl, bench/injection_train_extra9.jsonl and\n"
+        "bench/injection_heldout15.jsonl, bench/injection_train_extra9.jsonl,\n"
+        "bench/injection_heldout16.jsonl, bench/injection_train_extra10.jsonl and\n"
         "../shared/security/injection_dev.jsonl (weighted"
         f" x{DOMAIN_WEIGHT:g}, by windows, decoded payloads included);\n"
         f"{len(base) + len(domain)} texts, "
         f"weight decay {args.decay:g}.\n"
-        "bench/injection_heldout16.jsonl is never read. The classifier's probability is the mean\n"
+        "bench/injection_heldout17.jsonl is never read. The classifier's probability is the mean\n"
         "of this MLP's and the character n-gram regression's (state/injection_ngrams.npy).\n"
     )
     flag_doc = (
