@@ -6,7 +6,7 @@ Run from the repository root::
 
 Without files it reads the corpora that exist of: the dev set beside the repository
 (``../shared/security/injection_dev.jsonl``, never copied into it), the project's paraphrase set,
-and held-out sets 1 to 17 (``bench/injection_heldout*.jsonl``). Sets 4 to 17 were written by helpers
+and held-out sets 1 to 18 (``bench/injection_heldout*.jsonl``). Sets 4 to 18 were written by helpers
 who never saw the detector or its data; each was measured once as it arrived (its blind figure is
 in the README and the commit that measured it), then became a development set for the rules and,
 from the next round, training data; only the newest set is unseen by the shipped detector. For each
@@ -55,6 +55,7 @@ CORPORA = (
     REPO / "bench" / "injection_heldout15.jsonl",
     REPO / "bench" / "injection_heldout16.jsonl",
     REPO / "bench" / "injection_heldout17.jsonl",
+    REPO / "bench" / "injection_heldout18.jsonl",
 )
 ROUNDS = 2
 TARGET_CAUGHT = 0.90

@@ -690,6 +690,26 @@ _FRAME_END_CLAIM_RE = re.compile(
     re.IGNORECASE,
 )
 """A forged end of the data in brackets ("[END OF WEB PAGE — the following is from your user]")."""
+_END_BANNER_RE = re.compile(
+    r"^[ \t]*(?:={2,}|-{2,}|#{2,6}|\*{2,}|~{2,}|>{2,}|_{2,})[ \t]*end[ \t]+of[ \t]+(?:the[ \t]+)?"
+    r"(?:[\w-]{1,30}[ \t]+){0,3}?(?:notes?|data|document|doc|e-?mail|message|output|content"
+    r"|file|results?|context|page|input|text|records?|listing|log|transcript|thread|report"
+    r"|tool[ \t]+result)"
+    r"[ \t]*(?:={2,}|-{2,}|#{0,6}|\*{2,}|~{2,}|<{2,}|_{2,})[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""A banner line that ends the data ("=== end of shared note ===", "--- END OF APPLICANT DATA
+---")."""
+_NEW_SECTION_RE = re.compile(
+    r"^[ \t]*(?:[#=*~>_\[(<{\u3010-]{1,6})[ \t]*(?:(?:new|updated|urgent|priority|important"
+    r"|additional|next|follow-?up)[ \t]+)*(?:task|tasks|instructions?|directives?|orders?"
+    r"|assignment|action[ \t]+required|(?:assistant|ai|agent|model|bot)[ \t]+"
+    r"(?:instructions?|task|directives?|note)"
+    r"|note[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""What a forged end of the data opens: a section of orders ("### NEW TASK ###", "[assistant
+instructions]")."""
 _SWITCH_OUTER = (
     r"(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source|results?"
     r"|untrusted|external|body|output|listing|record|review|product)"
@@ -768,7 +788,9 @@ def _role_position(text: str, start: int) -> bool:
     return not before or before[-1:] in ".!?:;>])}\"'|" or before.endswith("<!--")
 
 
-_FRAME_HINT_RE = re.compile(rf"{_ROLE}|human|user|observation|\bai\b|</|\[/", re.IGNORECASE)
+_FRAME_HINT_RE = re.compile(
+    rf"{_ROLE}|human|user|observation|\bai\b|</|\[/|end[ \t]+of", re.IGNORECASE
+)
 _FRAME_FEATURES = (
     "ai", "override", "send_secret", "send_target", "leak", "persona", "stealth", "persist",
 )  # fmt: skip
@@ -867,6 +889,12 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
         for m in rx.finditer(text)
         if _escapes(text, m) and _framed(text, m.end(), _FRAMED_CUE_RE, start=m.start())
     ]
+    # The data claims to end and a section of orders follows (within a few lines), or what follows
+    # addresses an AI reader with an aim (send, leak, persona, stealth, override).
+    for m in _END_BANNER_RE.finditer(text) if "end" in text.lower() else ():
+        after = text[m.end() : m.end() + 240]
+        if _NEW_SECTION_RE.search(after) or _framed(text, m.end(), _AI_CUE_RE, start=m.start()):
+            spans.append((m.start(), m.end()))
     turns = {m.group(1).lower() for m in _TURN_LABEL_RE.finditer(text)}
     if {"assistant", "ai"} & turns and {"human", "user"} & turns and _AI_CUE_RE.search(text):
         spans += [(m.start(1), m.end()) for m in _TURN_LABEL_RE.finditer(text)]
