@@ -67,6 +67,8 @@ _OCCUPATION_RE = re.compile(
     + r"))\b",
     re.IGNORECASE,
 )
+_WORKPLACE_RE = re.compile(r"\s+(?:at|in|on|for)\s+", re.IGNORECASE)
+"""Where a job is done ("a nurse at St Mary's", "chemistry at a high school in Leeds")."""
 _TEACH_RE = re.compile(r"^i\s+(?:now\s+)?teach\s+(?!at\b|in\b|for\b|with\b)([a-z][\w\s-]*)", re.I)
 """"I teach chemistry" says the user is a chemistry teacher."""
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -179,15 +181,16 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
         return Fact(OCCUPATION, occupation.group(1).lower(), sentence)
     teaches = _TEACH_RE.match(clause)
     if teaches:
-        subject = re.split(r"\s+(?:at|in|on)\s+", _clean_value(teaches.group(1)), maxsplit=1)[0]
+        subject = _clean_value(_WORKPLACE_RE.split(teaches.group(1), maxsplit=1)[0])
         if subject and len(subject.split()) <= 3:
             return Fact(OCCUPATION, f"{subject.lower()} teacher", sentence)
     for slot_key, pattern in _RELATIONS:
         match = pattern.match(clause)
         if match:
-            value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
+            raw = match.group(1)
             if slot_key == OCCUPATION:  # "a nurse at St Mary's": the workplace is not the job
-                value = re.split(r"\s+(?:at|in|on)\s+", value, maxsplit=1)[0]
+                raw = _WORKPLACE_RE.split(raw, maxsplit=1)[0]
+            value = _clean_value(raw, keep_lists=slot_key in _LIST_SLOTS)
             return Fact(slot_key, value, sentence) if value else None
     return None
 

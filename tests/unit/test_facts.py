@@ -46,6 +46,10 @@ OCCUPATION = "user.profile.occupation"
         ("JVM vs Go GC for low latency services: which should I pick?", {}),
         # occupations: a job named by a word of the trade, "work as", or what the user teaches
         ("I teach chemistry.", {OCCUPATION: "chemistry teacher"}),
+        (
+            "Hi! I'm Dana. I teach chemistry at a high school in Leeds.",
+            {NAME: "Dana", OCCUPATION: "chemistry teacher"},
+        ),
         ("I work as a nurse at St Mary's.", {OCCUPATION: "nurse"}),
         (
             "I'm a software engineer and I live in York.",
