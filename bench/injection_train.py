@@ -82,7 +82,8 @@ project:
   social-engineering hijacks with no word for an AI, summary manipulation in 13 languages, orders in
   code and data, chat jailbreaks by emotional or role framing, innocent-looking prompt extraction,
   short injections in 30 languages, with near-twin hard negatives): round 15.
-  ``bench/injection_heldout17.jsonl`` (written blind) is never read.
+  ``bench/injection_heldout17.jsonl`` and ``bench/injection_heldout18.jsonl`` (written blind,
+  each measured once with round 15) are never read.
 
 The n-gram regression (round 11, ``state.injection_ngrams``) is fitted on the domain rows only
 (the texts an agent reads), class-balanced, L2 ``C`` = 16. Chosen on held-out 9 and 10 (each
@@ -435,9 +436,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--flag-at",
         type=float,
-        help="the cut point to ship instead of the cross-fitted one (see FLAG_AT_ROUND15)",
+        default=FLAG_AT_ROUND15,
+        help="the cut point to ship (default: the round-15 cut; 0 or less: the cross-fitted one)",
     )
     args = parser.parse_args(argv[1:])
+    if args.flag_at > 1.0:
+        parser.error("--flag-at must be at most 1 (0 or less: the cross-fitted cut)")
     rng = random.Random(14)
     wheel = args.wheel or fetch_wheel()
     wheels: dict[str, Path] = {}
@@ -534,7 +538,7 @@ def main(argv: list[str]) -> int:
         f" benign {benign_ruled.mean():.1%})"
     )
     chosen = f"cross-fitted cut {flag_at:.3f}"
-    if args.flag_at is not None:
+    if args.flag_at > 0.0:
         chosen = f"chosen cut {args.flag_at:.3f}; cross-fitted cut {flag_at:.3f}"
         flag_at = args.flag_at
         recall = ((probs >= flag_at) | ruled)[yd == 1].mean()
@@ -593,7 +597,7 @@ def main(argv: list[str]) -> int:
         f'"""Input-to-hidden weights: {HIDDEN} rows (hidden units) of {len(NAMES) + 384}."""\n',
         encoding="utf-8",
     )
-    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=False)
+    subprocess.run([sys.executable, "-m", "ruff", "format", "-q", str(OUT)], check=True)
     print(f"wrote {OUT}")
     return 0
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from kernel.memory import slugify, valid_slot
 
 MAX_VALUE_WORDS = 6
+MAX_CLAUSE_CHARS = 300
+"""Clauses longer than this assert no slot (the grammar reads short first-person statements)."""
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,20 @@ OCCUPATIONS = frozenset(
 )
 """Occupations "I'm a …" names (a word list: "I'm a big fan", "I'm a beginner" name none)."""
 _OCCUPATION_RE = re.compile(
-    r"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+((?:[a-z-]+\s+){0,3}?(?:"
+    r"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+((?:[a-z-]{1,30}\s+){0,3}?(?:"
     + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
-    + r"))\b",
+    + r"))(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from)\b)",
     re.IGNORECASE,
 )
-_WORKPLACE_RE = re.compile(r"\s+(?:at|in|on|for)\s+", re.IGNORECASE)
+"""The trade word ends the noun phrase ("a student nurse", "a nurse at St Mary's"; not "a teacher's
+pet", not "a pilot program participant")."""
+_NOT_A_JOB = frozenset(
+    """former ex retired old past future aspiring wannabe would-be good bad great terrible awful
+    keen amateur hobby backseat lousy decent brilliant excellent poor big huge fan""".split()
+)
+"""Words before a trade word that say the user is not (or not now, or not for a living) one: "a
+former teacher", "a good cook", "a backseat driver"."""
+_WORKPLACE_RE = re.compile(r"(?<=\S)\s+(?:at|in|on|for|to)\s+", re.IGNORECASE)
 """Where a job is done ("a nurse at St Mary's", "chemistry at a high school in Leeds")."""
 _TEACH_RE = re.compile(r"^i\s+(?:now\s+)?teach\s+(?!at\b|in\b|for\b|with\b)([a-z][\w\s-]*)", re.I)
 """"I teach chemistry" says the user is a chemistry teacher."""
@@ -124,7 +134,8 @@ _HEDGE_RE = re.compile(
 )
 """A hedge anywhere in a sentence: none of its clauses asserts ("Maybe, I live in Lisbon")."""
 _CLAUSE_RE = re.compile(
-    r"(?:,|;|\s+-\s+|\s+(?:and|but|so)\b)\s*(?=(?:and\s+|but\s+|so\s+)?(?:i|i'm|i've|my)\b)",
+    r"(?:,|;|(?<=\S)\s+-\s+|(?<=\S)\s+(?:and|but|so)\b)\s*"
+    r"(?=(?:and\s+|but\s+|so\s+)?(?:i|i'm|i've|my)\b)",
     re.IGNORECASE,
 )
 """A clause boundary inside a sentence: before a new first-person subject ("I'm Dana, I live …")."""
@@ -151,9 +162,13 @@ def extract_facts(text: str) -> list[Fact]:
     greeted = bool(_GREETING_RE.match(text))
     for raw in _SENTENCE_RE.findall(text):
         sentence = raw.strip()
-        if not sentence or sentence.endswith("?") or _HEDGE_RE.search(sentence):
+        if not sentence or sentence.endswith("?") or len(sentence) > 4 * MAX_CLAUSE_CHARS:
+            continue
+        if _HEDGE_RE.search(sentence):
             continue
         for part in _CLAUSE_RE.split(sentence):
+            if len(part) > MAX_CLAUSE_CHARS:
+                continue  # a statement of one fact is short; long runs would cost the patterns
             clause = _CONTRAST_RE.sub("", _LEAD_RE.sub("", part.strip())).rstrip(".! ")
             if not clause or _NON_ASSERTIVE_RE.search(clause):
                 continue
@@ -178,21 +193,36 @@ def _introduction(clause: str, sentence: str) -> Fact | None:
 def _relation_fact(clause: str, sentence: str) -> Fact | None:
     occupation = _OCCUPATION_RE.match(clause)
     if occupation:
-        return Fact(OCCUPATION, occupation.group(1).lower(), sentence)
+        job = occupation.group(1).lower()
+        return None if _NOT_A_JOB & set(job.split()) else Fact(OCCUPATION, job, sentence)
     teaches = _TEACH_RE.match(clause)
     if teaches:
         subject = _clean_value(_WORKPLACE_RE.split(teaches.group(1), maxsplit=1)[0])
-        if subject and len(subject.split()) <= 3:
+        words = subject.lower().split()
+        if words and len(words) <= 3 and words[0] not in _NOT_A_SUBJECT:
             return Fact(OCCUPATION, f"{subject.lower()} teacher", sentence)
+        return None
     for slot_key, pattern in _RELATIONS:
         match = pattern.match(clause)
         if match:
             raw = match.group(1)
             if slot_key == OCCUPATION:  # "a nurse at St Mary's": the workplace is not the job
                 raw = _WORKPLACE_RE.split(raw, maxsplit=1)[0]
+                first = raw.split()[0].lower() if raw.split() else ""
+                if first in _NOT_A_SUBJECT or " as " in f" {raw.lower()} ":
+                    return None  # "I work as hard as I can", "I work as part of a team"
             value = _clean_value(raw, keep_lists=slot_key in _LIST_SLOTS)
             return Fact(slot_key, value, sentence) if value else None
     return None
+
+
+_NOT_A_SUBJECT = frozenset(
+    """my myself your his her our their them him us it this that these those kids children people
+    every most some part hard much fast long well little often best late early weekends evenings
+    nights online sometimes occasionally""".split()
+)
+"""First words after "I teach" / "I work as" that name no subject or job ("I teach myself
+Spanish", "I work as hard as I can")."""
 
 
 def _possessive_fact(clause: str, sentence: str) -> Fact | None:
@@ -305,7 +335,10 @@ _BELIEF_TEMPLATES = {
 
 
 def _article(value: str) -> str:
-    return "an" if value[:1].lower() in "aeiou" else "a"
+    low = value.lower()
+    if low.startswith(("uni", "use", "usu", "eu", "one", "once")):
+        return "a"  # "a university lecturer"
+    return "an" if low[:1] in "aeiou" or low.startswith(("hour", "honest", "heir")) else "a"
 
 
 def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None) -> str:

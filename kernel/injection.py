@@ -695,21 +695,21 @@ _END_BANNER_RE = re.compile(
     r"(?:[\w-]{1,30}[ \t]+){0,3}?(?:notes?|data|document|doc|e-?mail|message|output|content"
     r"|file|results?|context|page|input|text|records?|listing|log|transcript|thread|report"
     r"|tool[ \t]+result)"
-    r"[ \t]*(?:={2,}|-{2,}|#{0,6}|\*{2,}|~{2,}|<{2,}|_{2,})[ \t]*$",
+    r"(?:[ \t]*(?:={2,}|-{2,}|#{1,6}|\*{2,}|~{2,}|<{2,}|_{2,}))?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 """A banner line that ends the data ("=== end of shared note ===", "--- END OF APPLICANT DATA
 ---")."""
 _NEW_SECTION_RE = re.compile(
     r"^[ \t]*(?:[#=*~>_\[(<{\u3010-]{1,6})[ \t]*(?:(?:new|updated|urgent|priority|important"
-    r"|additional|next|follow-?up)[ \t]+)*(?:task|tasks|instructions?|directives?|orders?"
-    r"|assignment|action[ \t]+required|(?:assistant|ai|agent|model|bot)[ \t]+"
-    r"(?:instructions?|task|directives?|note)"
+    r"|additional)[ \t]+(?:(?:new|updated|urgent|priority|important|additional)[ \t]+)?"
+    r"(?:task|tasks|instructions?|directives?|orders?|assignment)"
+    r"|(?:assistant|ai|agent|model|bot)[ \t]+(?:instructions?|task|directives?|note)"
     r"|note[ \t]+(?:to|for)[ \t]+(?:the[ \t]+)?(?:ai|assistant|model|agent|bot))\b",
     re.IGNORECASE | re.MULTILINE,
 )
 """What a forged end of the data opens: a section of orders ("### NEW TASK ###", "[assistant
-instructions]")."""
+instructions]"); a bare "Tasks" or "Action required" heading is a document's own."""
 _SWITCH_OUTER = (
     r"(?:document|doc|context|data|content|e-?mail|page|file|text|article|input|source|results?"
     r"|untrusted|external|body|output|listing|record|review|product)"

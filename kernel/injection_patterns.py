@@ -203,6 +203,7 @@ FEATURES: tuple[Feature, ...] = (
         r"(?:above|before|that\s+came\s+before|the\s+rest(?:\s+of)?|rest\s+of"
         r"|what\s+you\s+(?:said|told|wrote|asked|were\s+told)"
         r"|everything\s+(?:i|we)(?:'ve|\s+have)?\s+(?:said|told\s+you|written|asked)"
+        r"(?!\s+(?:you\s+)?(?:about|regarding|re|on|for)\b)"
         r"|you\s+(?:were|have\s+been)\s+told)",
         mention=True,
     ),

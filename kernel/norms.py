@@ -397,13 +397,19 @@ _SPLIT_SENTENCES = re.compile(
 _SPLIT_CLAUSES = re.compile(
     r"(?:,\s*(?:and\s+|but\s+|then\s+)?|\s+(?:and|but|and then|also)\s+)"
     r"(?=(?:please\s+|also\s+|just\s+)?(?:never|don't|do not|dont|always|keep|call|answer|reply|"
-    r"respond|use|be|stop|avoid|speak|write|no more|limit|stick|address|make sure)\b|"
-    # a one-off request after the instruction ("answer in French and explain photosynthesis"),
-    # not a standing one ("always be honest and tell me when I am wrong")
-    r"(?:tell|explain|show|give|help|describe|summari[sz]e|translate|suggest|recommend|teach)\b"
-    r"(?![^.!?\n]{0,200}\b(?:when|whenever|if|every time|each time)\b))",
+    r"respond|use|be|stop|avoid|speak|write|no more|limit|stick|address|make sure)\b)",
     re.IGNORECASE,
 )
+_SPLIT_REQUEST = re.compile(
+    r"(?:,\s*(?:and\s+|then\s+)?|\s+(?:and|and then|then)\s+)(?=(?:please\s+)?(?:tell|explain"
+    r"|show|give|help|describe|summari[sz]e|translate|suggest|recommend|teach)\b)",
+    re.IGNORECASE,
+)
+"""Where a one-off request follows an instruction ("answer in French and explain
+photosynthesis")."""
+_FIXED_KINDS = frozenset({"no_lists", "max_sentences", "address_as", "language"})
+"""Norms whose wording is fixed by the kernel: a request after one is not part of it (a style norm
+keeps the user's words whole: "always cite sources and show your working")."""
 
 
 # =========================================================================== parsing
@@ -768,44 +774,54 @@ def detect(message: str) -> list[NormProposal]:
     """Return the norms a user message sets (an empty list for ordinary messages)."""
     found: dict[tuple[str, str], NormProposal] = {}
     for part in _clauses(message):
-        native = _NATIVE_NO_LISTS.search(part)
-        if native and not part.strip().endswith("?"):
-            proposal = NormProposal(
-                "no_lists", {}, "Never use bullet points or numbered lists.", part.strip()
-            )
+        head = _SPLIT_REQUEST.split(part, maxsplit=1)[0]
+        proposal = _detect_clause(head) if head != part else None
+        if proposal is None or proposal.kind not in _FIXED_KINDS:
+            proposal = _detect_clause(part)
+        if proposal is not None:
             found.setdefault(proposal.key(), proposal)
-            continue
-        clause = _parse(part)
-        if clause is None:
-            address = _ADDRESS_STATEMENT.match(_LEAD_IN.sub("", _strip(part)).rstrip(".!"))
-            if address and not part.strip().endswith("?"):
-                clause = _Clause(original=_strip(part), core=_LEAD_IN.sub("", _strip(part)))
-            else:
-                bare = _TRAILERS.sub("", _LEAD_IN.sub("", _strip(part)).rstrip("!. "))
-                native_language = _NATIVE_LANGUAGE.search(part) or _BARE_LANGUAGE.match(bare)
-                if native_language is None or part.strip().endswith("?"):
-                    continue
-                clause = _Clause(original=bare, core=bare, directive=True)
-        for matcher in _MATCHERS:
-            matched = matcher(clause)
-            if matched is not None:
-                found.setdefault(matched.key(), matched)
-                break
     return list(found.values())
+
+
+def _detect_clause(part: str) -> NormProposal | None:
+    """Return the norm one clause sets, or None."""
+    native = _NATIVE_NO_LISTS.search(part)
+    if native and not part.strip().endswith("?"):
+        return NormProposal(
+            "no_lists", {}, "Never use bullet points or numbered lists.", part.strip()
+        )
+    clause = _parse(part)
+    if clause is None:
+        address = _ADDRESS_STATEMENT.match(_LEAD_IN.sub("", _strip(part)).rstrip(".!"))
+        if address and not part.strip().endswith("?"):
+            clause = _Clause(original=_strip(part), core=_LEAD_IN.sub("", _strip(part)))
+        else:
+            bare = _TRAILERS.sub("", _LEAD_IN.sub("", _strip(part)).rstrip("!. "))
+            native_language = _NATIVE_LANGUAGE.search(part) or _BARE_LANGUAGE.match(bare)
+            if native_language is None or part.strip().endswith("?"):
+                return None
+            clause = _Clause(original=bare, core=bare, directive=True)
+    for matcher in _MATCHERS:
+        matched = matcher(clause)
+        if matched is not None:
+            return matched
+    return None
 
 
 def without_norms(message: str) -> str:
     """Return ``message`` without the clauses that set a norm: what the reply must be about.
 
     "Please keep your answers short from now on. What should I cook tonight?" is about cooking;
-    the instruction's words ("answers", "short") set no topic a draft must share. A clause longer
-    than ``NORM_CLAUSE_MAX_WORDS`` is kept even when it sets a norm: it carries a request too
-    ("keep it short and tell me how tides work" is not split and is about tides).
+    the instruction's words ("answers", "short") set no topic a draft must share; a request after
+    an instruction is kept ("keep it short and tell me how tides work" is about tides). A clause
+    longer than ``NORM_CLAUSE_MAX_WORDS`` is kept even when it sets a norm: it may carry a request
+    too ("never use lists when you explain how tides work").
     """
     return " ".join(
-        part.strip()
+        piece.strip()
         for part in _clauses(message)
-        if len(part.split()) > NORM_CLAUSE_MAX_WORDS or not detect(part)
+        for piece in _SPLIT_REQUEST.split(part)
+        if piece.strip() and (len(piece.split()) > NORM_CLAUSE_MAX_WORDS or not detect(piece))
     )
 
 

@@ -59,6 +59,15 @@ OCCUPATION = "user.profile.occupation"
         ("I'm a beginner at chess.", {}),
         ("I'm not a teacher.", {}),
         ("I teach at a primary school.", {}),
+        ("I'm a student nurse.", {OCCUPATION: "student nurse"}),
+        # not a job the user does for a living now, or not a job at all
+        ("I'm a teacher's pet.", {}),
+        ("I'm a pilot program participant.", {}),
+        ("I'm a former teacher.", {}),
+        ("I'm a good cook.", {}),
+        ("I teach myself Spanish.", {}),
+        ("I work as hard as I can.", {}),
+        ("I work as part of a team.", {}),
     ],
 )
 def test_extract_facts(text: str, expected: dict[str, str]) -> None:

@@ -200,7 +200,12 @@ def test_detect_reads_several_instructions_in_one_message() -> None:
         (
             "Always be honest and tell me when I am wrong",
             "Always be honest and tell the user when the user is wrong.",
-            "Always be honest",
+            "tell me when",
+        ),
+        (
+            "Always cite sources and show your working",
+            "Always cite sources and show your working.",
+            "show your working",
         ),
     ],
 )
