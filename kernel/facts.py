@@ -81,15 +81,13 @@ _WORKPLACE_RE = re.compile(r"(?<=\S)\s+(?:at|in|on|for|to)\s+", re.IGNORECASE)
 """Where a job is done ("a nurse at St Mary's", "chemistry at a high school in Leeds")."""
 _TEACH_RE = re.compile(r"^i\s+(?:now\s+)?teach\s+(?!at\b|in\b|for\b|with\b)([a-z][\w\s-]*)", re.I)
 """"I teach chemistry" says the user is a chemistry teacher."""
+_WORKS_AS_RE = re.compile(
+    r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
+    r"(?:work|am working|'m working|started working)\s+as\s+(?:an?\s+)?(.+)",
+    re.I,
+)
+""""I work as a nurse" (read before "I work at …", the employer)."""
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "user.profile.occupation",
-        re.compile(
-            r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
-            r"(?:work|am working|'m working|started working)\s+as\s+(?:an?\s+)?(.+)",
-            re.I,
-        ),
-    ),
     (
         "user.profile.name",
         re.compile(r"^(?:call me|i(?:'m| am) called|i go by|people call me)\s+(.+)", re.I),
@@ -191,29 +189,42 @@ def _introduction(clause: str, sentence: str) -> Fact | None:
 
 
 def _relation_fact(clause: str, sentence: str) -> Fact | None:
-    occupation = _OCCUPATION_RE.match(clause)
-    if occupation:
-        job = occupation.group(1).lower()
-        return None if _NOT_A_JOB & set(job.split()) else Fact(OCCUPATION, job, sentence)
+    job = _occupation(clause)
+    if job is not None:
+        return Fact(OCCUPATION, job, sentence) if job else None
+    for slot_key, pattern in _RELATIONS:
+        match = pattern.match(clause)
+        if match:
+            value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
+            return Fact(slot_key, value, sentence) if value else None
+    return None
+
+
+def _occupation(clause: str) -> str | None:
+    """Return the job a clause names: "" when it has a job's form but names none, else None.
+
+    "I'm a nurse", "I teach chemistry" (a chemistry teacher), "I work as a nurse at St Mary's"
+    (the workplace is not the job).
+    """
+    named = _OCCUPATION_RE.match(clause)
+    if named:
+        job = named.group(1).lower()
+        return "" if _NOT_A_JOB & set(job.split()) else job
     teaches = _TEACH_RE.match(clause)
     if teaches:
         subject = _clean_value(_WORKPLACE_RE.split(teaches.group(1), maxsplit=1)[0])
         words = subject.lower().split()
         if words and len(words) <= 3 and words[0] not in _NOT_A_SUBJECT:
-            return Fact(OCCUPATION, f"{subject.lower()} teacher", sentence)
+            return f"{subject.lower()} teacher"
+        return ""
+    works = _WORKS_AS_RE.match(clause)
+    if works is None:
         return None
-    for slot_key, pattern in _RELATIONS:
-        match = pattern.match(clause)
-        if match:
-            raw = match.group(1)
-            if slot_key == OCCUPATION:  # "a nurse at St Mary's": the workplace is not the job
-                raw = _WORKPLACE_RE.split(raw, maxsplit=1)[0]
-                first = raw.split()[0].lower() if raw.split() else ""
-                if first in _NOT_A_SUBJECT or " as " in f" {raw.lower()} ":
-                    return None  # "I work as hard as I can", "I work as part of a team"
-            value = _clean_value(raw, keep_lists=slot_key in _LIST_SLOTS)
-            return Fact(slot_key, value, sentence) if value else None
-    return None
+    raw = _WORKPLACE_RE.split(works.group(1), maxsplit=1)[0]
+    first = raw.split()[0].lower() if raw.split() else ""
+    if first in _NOT_A_SUBJECT or " as " in f" {raw.lower()} ":
+        return ""  # "I work as hard as I can", "I work as part of a team"
+    return _clean_value(raw)
 
 
 _NOT_A_SUBJECT = frozenset(

@@ -149,6 +149,8 @@ _EX = "exfiltration"
 _SPAN = r"(?:[^.\n]|\.(?=\S))"
 """Any character of one sentence (a dot only ends it when followed by a space or the end)."""
 
+_NAMES_WHAT = r"(?!\s+(?:you\s+)?(?:about|regarding|re|on|for)\b)"
+"""Not followed by what it takes back: "what I said about the budget" corrects, not overrides."""
 _N_OVERRIDE = (
     "ignor", "disregard", "forget", "overrid", "bypass", "discard", "abandon", "neglect",
     "dismiss", "set aside", "throw", "overwrite", "omit", "follow", "obey", "listen",
@@ -203,7 +205,7 @@ FEATURES: tuple[Feature, ...] = (
         r"(?:above|before|that\s+came\s+before|the\s+rest(?:\s+of)?|rest\s+of"
         r"|what\s+you\s+(?:said|told|wrote|asked|were\s+told)"
         r"|everything\s+(?:i|we)(?:'ve|\s+have)?\s+(?:said|told\s+you|written|asked)"
-        r"(?!\s+(?:you\s+)?(?:about|regarding|re|on|for)\b)"
+        rf"{_NAMES_WHAT}"
         r"|you\s+(?:were|have\s+been)\s+told)",
         mention=True,
     ),
@@ -215,7 +217,7 @@ FEATURES: tuple[Feature, ...] = (
         0.3,
         _N_OVERRIDE,
         rf"{_B}{_OVERRIDE_VERB}\s+(?:what\s+(?:i|we)|(?:i|we)(?:'ve|\s+have)?)\s+"
-        r"(?:said|told(?:\s+you)?|wrote|written|asked)(?!\s+(?:you\s+)?(?:about|regarding|re|on|for)\b)",
+        rf"(?:said|told(?:\s+you)?|wrote|written|asked){_NAMES_WHAT}",
         mention=True,
     ),
     _f(

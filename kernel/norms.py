@@ -821,7 +821,8 @@ def without_norms(message: str) -> str:
         piece.strip()
         for part in _clauses(message)
         for piece in _SPLIT_REQUEST.split(part)
-        if piece.strip() and (len(piece.split()) > NORM_CLAUSE_MAX_WORDS or not detect(piece))
+        if piece.strip()
+        and (len(piece.split()) > NORM_CLAUSE_MAX_WORDS or _detect_clause(piece) is None)
     )
 
 
