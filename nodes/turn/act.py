@@ -27,6 +27,7 @@ from kernel.facts import (
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
+from kernel.norms import acknowledgement
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import overlap, sentences, strip_echo, strip_scaffold, strip_signoff
 from kernel.tool_output import from_vault, source_label, vault_key
@@ -287,9 +288,14 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     ]
     if state.surface.modality != "greeting":  # "Good morning!" answered "Good morning!" is fine
         draft = strip_echo(draft, state.user_text)
-    for rule in state.norm_rules:  # the prompt's own rules said back ("Finally, never use …")
-        if rule.text and draft:
-            draft = strip_echo(draft, rule.text)
+    # The prompt's own rules said back ("Finally, never use …"), and a rule's acknowledgement copied
+    # from an earlier reply ("Understood — I won't use bullet points …" to an unrelated question):
+    # the kernel acknowledges a norm itself, in the turn that records it (where the draft may be
+    # that acknowledgement).
+    copied = [] if state.norm_ack else [acknowledgement([rule]) for rule in state.norm_rules]
+    for said in [*(rule.text for rule in state.norm_rules), *copied]:
+        if said and draft:
+            draft = strip_echo(draft, said)
     draft = strip_scaffold(draft, prompt_headings()).strip()
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)

@@ -63,6 +63,28 @@ def test_a_norm_is_recorded_acknowledged_and_applied_to_later_turns(
     assert any("Never use bullet points or numbered lists." in p for p in prompts)
 
 
+def test_an_acknowledgement_copied_from_an_earlier_reply_is_cut(
+    instance: Instance, tmp_path: Path
+) -> None:
+    # Seen in the REPL on the embedded model: the norm's acknowledgement said again, unasked.
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        if "fruit" in str(messages[-1].content):
+            return (
+                "Understood — I won't use bullet points or numbered lists from now on. "
+                "Buy apples and pears this week, they are in season."
+            )
+        return LISTED
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "ack.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        first = run_turn(compiled, INSTRUCTION)
+        assert first.reply.startswith("Understood")  # the kernel's own, in the recording turn
+        second = run_turn(compiled, "What fruit should I buy this week?")
+    assert "Understood" not in second.reply
+    assert second.reply.startswith("Buy apples and pears")
+
+
 def test_a_repeated_instruction_records_no_second_norm(
     instance: Instance, turn: TurnRunner
 ) -> None:
