@@ -250,10 +250,9 @@ class Deps:
         """Map each current slot of the chat user to its value."""
         return signals.user_facts(self)
 
-    def asked_fact(self, question: str) -> dict[str, str]:
-        """Return {slot: value} of the user fact ``question`` asks about (empty if none)."""
-        slot = self.store.asked_belief(question)
-        return {slot.slot_key: str(slot.value)} if slot is not None else {}
+    def asked_facts(self, question: str) -> dict[str, str]:
+        """Return {slot: value} of the user facts ``question`` asks about (empty if none)."""
+        return {slot.slot_key: str(slot.value) for slot in self.store.asked_beliefs(question)}
 
     def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
         """Turn the user's first-person statements into belief observations."""

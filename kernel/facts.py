@@ -116,6 +116,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _LIST_SLOTS = frozenset({"user.profile.languages", "user.health.allergy"})
 OCCUPATION = "user.profile.occupation"
+EMPLOYER = "user.profile.employer"
 _POSSESSIVE_RE = re.compile(
     r"^my\s+((?:[a-z]+(?:'s)?\s+){0,3}?[a-z]+)\s+(?:is|are|was changed to|has become)\s+"
     r"(called\s+|named\s+)?(.+)",
@@ -175,9 +176,28 @@ def extract_facts(text: str) -> list[Fact]:
                 or _possessive_fact(clause, sentence)
                 or (_introduction(clause, sentence) if greeted else None)
             )
-            if fact is not None and all(f.slot_key != fact.slot_key for f in facts):
-                facts.append(replace(fact, clause=part.strip()))
+            if fact is None:
+                continue
+            place = _workplace(clause) if fact.slot_key == OCCUPATION else None
+            if fact.value.lower().endswith(("student", "pupil")):
+                place = None  # "a student at the University of York" does not work there
+            for found in (fact, Fact(EMPLOYER, place, sentence) if place else None):
+                if found is not None and all(f.slot_key != found.slot_key for f in facts):
+                    facts.append(replace(found, clause=part.strip()))
     return facts
+
+
+_NAMED_PLACE_RE = re.compile(
+    r"\s(?:at|for|with)\s+((?:the\s+)?(?-i:[A-Z])[\w'&.-]*(?:\s+(?:of\s+)?(?-i:[A-Z])[\w'&.-]*){0,4})",
+    re.IGNORECASE,
+)
+"""A named workplace after a job ("a nurse at York Hospital", "an engineer for the BBC")."""
+
+
+def _workplace(clause: str) -> str | None:
+    """Return the named employer a job clause gives ("I work as a nurse at York Hospital")."""
+    match = _NAMED_PLACE_RE.search(clause)
+    return _clean_value(match.group(1)) or None if match else None
 
 
 def _introduction(clause: str, sentence: str) -> Fact | None:
@@ -310,12 +330,34 @@ _FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|my|me|mine)\b", re.IGNORECASE)
 _ADVICE_RE = re.compile(r"\b(?:should|would|might|shall|ought)\b", re.IGNORECASE)
 
 
+_PROFILE_QUESTION_RE = re.compile(
+    r"\bwho am i\b"
+    r"|\b(?:know|remember|recall)\b[^.?!]{0,30}?\babout (?:me|myself)\b"
+    r"|\bdo you (?:still )?(?:know|remember|recall) (?:me|who i am)\b"
+    r"|\btell me (?:about myself|who i am)\b"
+    r"|\bwhat (?:have|did) i (?:tell|told) you\b",
+    re.IGNORECASE,
+)
+"""A question about all the user told the agent ("Who am I?", "What do you know about me?")."""
+_ASKS = r"(?=(?:what|what's|where|who|which|how|when|do|does|did|am)\b)"
+_QUESTION_PART_RE = re.compile(
+    rf"(?<!\s)\s*[,;]\s*(?:and\s+|or\s+)?{_ASKS}|\s+(?:and|or)\s+{_ASKS}", re.IGNORECASE
+)
+"""Where a question asks a second thing ("What's my name and where do I live?")."""
+_ASKED_SLOT_RULES = (
+    (re.compile(r"^\W*what do i do(?: for (?:a )?(?:living|work))?\W*$", re.I), OCCUPATION),
+)
+"""Questions an embedding match misses, by their whole wording ("What do I do?": the job)."""
+
+
 def recall_question(text: str) -> bool:
     """Say whether ``text`` asks something about the user themselves ("Where do I live now?").
 
     A question in the first person that asks for no advice: "Where should I live?" wants an
-    opinion, not what the user said.
+    opinion, not what the user said. "Tell me about myself." asks too (a profile question).
     """
+    if profile_question(text):
+        return True
     return bool(
         _RECALL_QUESTION_RE.search(text.strip())
         and _FIRST_PERSON_RE.search(text)
@@ -323,6 +365,32 @@ def recall_question(text: str) -> bool:
     )
 
 
+def profile_question(text: str) -> bool:
+    """Say whether ``text`` asks for everything the user told the agent ("Who am I?")."""
+    return len(text) <= MAX_CLAUSE_CHARS and bool(_PROFILE_QUESTION_RE.search(text))
+
+
+def question_parts(text: str) -> list[str]:
+    """Split a question that asks several things into its parts ("name and where I live")."""
+    if len(text) > MAX_CLAUSE_CHARS:
+        return [text]
+    return [part for part in _QUESTION_PART_RE.split(text.strip()) if part.strip()]
+
+
+def asked_slot(part: str) -> str | None:
+    """Return the slot a question part asks by its wording alone, or None (then by meaning)."""
+    return next((slot for pattern, slot in _ASKED_SLOT_RULES if pattern.match(part)), None)
+
+
+PROFILE_ORDER = (
+    "user.profile.name",
+    OCCUPATION,
+    "user.profile.employer",
+    "user.profile.location",
+    "user.profile.languages",
+    "user.health.allergy",
+)
+"""The order a profile answer says the user's facts in (the name first); other slots follow."""
 STATED_SLOTS = frozenset(_SLOT_PHRASES)
 """Slots the grammar reads from the user's own statements: only a statement sets them (an
 inference pass may not claim them from a question or a topic: "name = JVM")."""
@@ -438,14 +506,21 @@ def believed(text: str, user_facts: Mapping[str, str]) -> list[Fact]:
     return [f for f in extract_facts(text) if wanted.get(f.slot_key) == f.value.casefold()]
 
 
-def misattributed(reply: str, user_facts: Mapping[str, str]) -> list[str]:
+def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = "") -> list[str]:
     """Return the clauses in which a reply states one of the user's facts as the agent's own.
 
     A small model reading "The user lives in Porto" often answers "I live in Porto." A
     first-person clause of the reply that asserts exactly a current user fact (same slot, same
-    value) mixes up the speakers; :func:`second_person` says it back to the user.
+    value) mixes up the speakers; :func:`second_person` says it back to the user. The agent
+    never is the user, so "I'm Alex" anywhere in a reply to Alex is one too ("Hi Alex! … I'm
+    Alex and work as a nurse"), unless the agent's own name (``own_name``) is Alex as well.
     """
-    return [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
+    clauses = [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
+    name = user_facts.get("user.profile.name", "")
+    if name and name.casefold() != own_name.casefold() and len(name) <= MAX_CLAUSE_CHARS:
+        claim = re.compile(r"\bI(?:'m| am)\s+" + re.escape(name) + r"\b(?!['’-]\w)")
+        clauses += [m.group(0) for m in claim.finditer(reply)]  # each said back in turn
+    return clauses
 
 
 _YOU_RE = re.compile(r"\byou(?:r|'re|'ve)?\b", re.IGNORECASE)
@@ -462,6 +537,28 @@ _SECOND_TO_FIRST = (
     (re.compile(r"\byour\b", re.IGNORECASE), "my"),
     (re.compile(r"\byou\b", re.IGNORECASE), "I"),
 )
+
+
+def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
+    """Return the facts (slot: value) that no sentence of ``reply`` tells the user.
+
+    A value counts as told only in a sentence without a first-person word: SmolLM2-135M asked
+    "Who am I and what do I do?" answered "You're Alex, and I'll be your friendly nurse at York
+    Hospital": the name, the job and the workplace are all in the reply, but the agent has taken
+    the job as its own. A bare answer ("Alex, a nurse.") tells its values.
+    """
+    if not facts:
+        return {}
+    neutral = [
+        sentence.casefold()
+        for sentence in _SENTENCE_RE.findall(_TAG_RE.sub("", reply))
+        if not _ME_RE.search(sentence)
+    ]
+    return {
+        slot: value
+        for slot, value in facts.items()
+        if not any(value.casefold() in sentence for sentence in neutral)
+    }
 
 
 def contradicted(reply: str, user_facts: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -184,8 +184,8 @@ class Services(Protocol):
     def user_facts(self) -> dict[str, str]:
         """Map each current slot of the chat user to its value."""
 
-    def asked_fact(self, question: str) -> dict[str, str]:
-        """Return {slot: value} of the user fact ``question`` asks about (empty if none)."""
+    def asked_facts(self, question: str) -> dict[str, str]:
+        """Return {slot: value} of the user facts ``question`` asks about (empty if none)."""
 
     def record_statement(self, entry: MemoryEntry) -> list[SlotOutcome]:
         """Turn the user's first-person statements into belief observations."""

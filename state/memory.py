@@ -40,7 +40,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from filelock import FileLock
 
 from kernel import memory as mk
-from kernel.facts import extract_facts, slot_phrase
+from kernel.facts import (
+    PROFILE_ORDER,
+    asked_slot,
+    extract_facts,
+    profile_question,
+    question_parts,
+    slot_phrase,
+)
 from state.embeddings import MiniLMEmbedder
 from state.journal import MemoryJournal, ReadReport
 from state.records import AUTHORS, Author, MemoryEntry
@@ -81,6 +88,8 @@ ASKED_MATCH = 0.55
 """A question this similar to a slot's description (no value) asks about that slot."""
 ASKED_MARGIN = 0.05
 """... and at least this much more similar to it than to any other slot."""
+PROFILE_FACTS = 6
+"""At most this many facts answer a profile question ("Who am I?")."""
 
 HitSource = Literal["recent", "semantic", "lexical", "belief", "both"]
 
@@ -404,6 +413,32 @@ class MemoryStore:
         Porto"); the result is ``(slot, description, similarity)`` at or above ``threshold``.
         """
         return self._beliefs_near(self._embed([query])[0], threshold)
+
+    def asked_beliefs(self, question: str) -> list[SlotValue]:
+        """Return the user's current beliefs ``question`` asks about (none, one or several).
+
+        A profile question ("Who am I?", "What do you know about me?") asks for every fact the
+        user stated (``PROFILE_FACTS`` at most, the name first: ``PROFILE_ORDER``). Otherwise each
+        part of the question ("What's my name and where do I live?") is matched on its own: by
+        its wording where that is unambiguous (``kernel.facts.asked_slot``), else by meaning
+        (``asked_belief``).
+        """
+        slots = self.tiers.current_slots(USER_ENTITY)
+        if profile_question(question):
+            rank = {key: i for i, key in enumerate(PROFILE_ORDER)}
+            ordered = sorted(slots, key=lambda s: (rank.get(s.slot_key, len(rank)), s.slot_key))
+            return ordered[:PROFILE_FACTS]
+        found: dict[str, SlotValue] = {}
+        for part in question_parts(question):
+            wanted = asked_slot(part)
+            slot = (
+                next((s for s in slots if s.slot_key == wanted), None)
+                if wanted
+                else self.asked_belief(part)
+            )
+            if slot is not None:
+                found.setdefault(slot.slot_key, slot)
+        return list(found.values())
 
     def asked_belief(self, question: str) -> SlotValue | None:
         """Return the user's current belief ``question`` asks about, or None.

@@ -24,6 +24,7 @@ from kernel.facts import (
     said_to_user,
     stale_mentions,
     told_sentence,
+    untold,
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
@@ -344,15 +345,12 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])
     reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
     # "I live in Porto": a small model says the user's facts as its own; say them to the user.
-    for clause in misattributed(reply, state.user_facts):
+    own = state.me.psyche.persona.name
+    for clause in misattributed(reply, state.user_facts, own_name=own):
         reply = said_to_user(reply, clause)
     # "Where do I live now?": a reply that does not say what the user told the agent gets it;
     # so does one that tells the user something else ("Your name is Lil" to Alex).
-    owed_facts = {
-        slot: value
-        for slot, value in state.asked_facts.items()
-        if value.casefold() not in reply.casefold()
-    }
+    owed_facts = untold(reply, state.asked_facts)
     for slot, value in contradicted(reply, state.user_facts):
         owed_facts.setdefault(slot, value)
     if owed_facts:

@@ -176,7 +176,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "corrections": deps.belief_corrections(),
         "user_facts": deps.user_facts(),
         "asked_facts": (
-            deps.asked_fact(state.user_text)
+            deps.asked_facts(state.user_text)
             if trusted and state.source == "user" and recall_question(state.user_text)
             else {}
         ),

@@ -145,7 +145,7 @@ def test_a_reply_that_tells_the_user_other_facts_than_theirs_gets_theirs(
         compiled: Any = build_turn_graph(scripted_deps(instance, model)).compile(checkpointer=saver)
         assert run_turn(compiled, "Hi! I'm Alex, I live in York.").reply.startswith("Hello Alex")
         state = run_turn(compiled, "What's my name and where do I live?")
-        assert state.reply.endswith("(From what you told me: you live in York; your name is Alex.)")
+        assert state.reply.endswith("(From what you told me: your name is Alex; you live in York.)")
 
 
 def test_a_stated_fact_the_reply_ignores_is_acknowledged(
@@ -184,3 +184,53 @@ def test_the_prompts_own_rules_said_back_are_cut(instance: Instance, tmp_path: P
         state = run_turn(compiled, "Give me three tips for a first marathon.")
         assert state.reply.startswith("First, build your distance slowly.")
         assert "bullet" not in state.reply
+
+
+def test_questions_about_the_user_get_every_fact_they_ask_for(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen on the embedded default (SmolLM2-135M) in `lumen chat`: told "Hi! I'm Alex and I work
+    as a nurse at York Hospital.", it answered with the introduction as its own ("I'm Alex and
+    work as a nurse …"), then "Who am I and what do I do?" with "I'm Emily, a wonderful fellow…"
+    and nothing the user had said: a question asking two things found no single slot."""
+    model = _answering(
+        {
+            "York Hospital": (
+                "Hi Alex! Hope you're well. I'm Alex and work as a nurse at York Hospital. "
+                "What brings you here today?"
+            ),
+            "Who am I": "I'm Emily, a wonderful fellow who helps others.",
+            "name and where": "I am not sure.",
+            # the values are all there, but the job is taken as the agent's own
+            "know about me": "You're Alex, and I'll be your friendly nurse at York Hospital.",
+        }
+    )
+    deps = scripted_deps(instance, model)
+    with sqlite_saver(tmp_path / "who.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        hello = run_turn(compiled, "Hi! I'm Alex and I work as a nurse at York Hospital.")
+        assert hello.user_facts == {
+            "user.profile.name": "Alex",
+            "user.profile.occupation": "nurse",
+            "user.profile.employer": "York Hospital",
+        }
+        assert "I'm Alex" not in hello.reply and "You're Alex" in hello.reply
+        who = run_turn(compiled, "Who am I and what do I do?")
+        assert list(who.asked_facts) == [
+            "user.profile.name",
+            "user.profile.occupation",
+            "user.profile.employer",
+        ]
+        assert who.reply.endswith(
+            "(From what you told me: your name is Alex; you work as a nurse; "
+            "you work at York Hospital.)"
+        )
+        run_turn(compiled, "I live in York.")
+        both = run_turn(compiled, "What's my name and where do I live?")
+        assert both.asked_facts == {"user.profile.name": "Alex", "user.profile.location": "York"}
+        assert both.reply.endswith("(From what you told me: your name is Alex; you live in York.)")
+        profile = run_turn(compiled, "What do you know about me?")
+        assert profile.reply.endswith(
+            "(From what you told me: your name is Alex; you work as a nurse; "
+            "you work at York Hospital; you live in York.)"
+        )

@@ -3,13 +3,17 @@
 import pytest
 
 from kernel.facts import (
+    asked_slot,
     contradicted,
     extract_facts,
     misattributed,
+    profile_question,
+    question_parts,
     recall_question,
     said_to_user,
     second_person,
     told_sentence,
+    untold,
 )
 
 LOCATION, NAME, EMPLOYER = "user.profile.location", "user.profile.name", "user.profile.employer"
@@ -50,7 +54,17 @@ OCCUPATION = "user.profile.occupation"
             "Hi! I'm Dana. I teach chemistry at a high school in Leeds.",
             {NAME: "Dana", OCCUPATION: "chemistry teacher"},
         ),
-        ("I work as a nurse at St Mary's.", {OCCUPATION: "nurse"}),
+        # a named workplace after the job is the employer; an unnamed one is not
+        ("I work as a nurse at St Mary's.", {OCCUPATION: "nurse", EMPLOYER: "St Mary's"}),
+        (
+            "Hi! I'm Alex and I work as a nurse at York Hospital.",
+            {NAME: "Alex", OCCUPATION: "nurse", EMPLOYER: "York Hospital"},
+        ),
+        ("I'm a reporter for the BBC.", {OCCUPATION: "reporter", EMPLOYER: "the BBC"}),
+        ("I'm a nurse at night.", {OCCUPATION: "nurse"}),
+        ("I work as a nurse in London.", {OCCUPATION: "nurse"}),
+        ("I'm a student at the University of Leeds.", {OCCUPATION: "student"}),
+        ("I teach chemistry at the local college.", {OCCUPATION: "chemistry teacher"}),
         (
             "I'm a software engineer and I live in York.",
             {OCCUPATION: "software engineer", LOCATION: "York"},
@@ -92,10 +106,20 @@ FACTS = {LOCATION: "Porto", NAME: "Dana"}
         ("You live in Porto.", []),  # already said to the user
         ("I live in Lisbon.", []),  # not the user's fact: the agent's own (or wrong) claim
         ("I live in the cloud.", []),
+        # the agent is never the user: the user's name claimed anywhere in a reply
+        # (SmolLM2-135M to "Hi! I'm Alex and I work as a nurse at York Hospital.")
+        ("Hi Dana! Hope you're well. I'm Dana and work as a nurse.", ["You're Dana"]),
+        ("Yes, I am Dana.", ["You are Dana"]),
+        ("I'm Danaë, and I'm Dana's friend.", []),
     ],
 )
 def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: list[str]) -> None:
     assert [second_person(c) for c in misattributed(reply, FACTS)] == expected
+
+
+def test_the_users_name_is_the_agents_own_only_when_it_is_the_agents_name() -> None:
+    assert misattributed("I'm Dana, your assistant.", FACTS) == ["I'm Dana"]
+    assert misattributed("I'm Dana, your assistant.", FACTS, own_name="dana") == []
 
 
 def test_told_sentence_names_the_correction() -> None:
@@ -114,10 +138,53 @@ def test_told_sentence_names_the_correction() -> None:
         ("Could you tell me my name?", True),  # a polite request, not advice
         ("Where is Lisbon?", False),  # not about the user
         ("I live in Porto.", False),  # a statement
+        # questions about everything the user said
+        ("Who am I?", True),
+        ("Tell me about myself.", True),
+        ("What do you know about me?", True),
     ],
 )
 def test_recall_question(text: str, expected: bool) -> None:
     assert recall_question(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Who am I?", True),
+        ("who am i and what do I do", True),
+        ("What do you remember about me?", True),
+        ("Do you still remember me?", True),
+        ("What have I told you so far?", True),
+        ("What do you know about Lisbon?", False),
+        ("Who am I supposed to call about the leak", True),  # a known miss: any "who am I"
+        ("What's my name?", False),  # one fact, by meaning
+    ],
+)
+def test_profile_question(text: str, expected: bool) -> None:
+    assert profile_question(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("What's my name and where do I live?", ["What's my name", "where do I live?"]),
+        (
+            "What's my name, and what am I allergic to?",
+            ["What's my name", "what am I allergic to?"],
+        ),
+        ("Where do salt and pepper come from?", ["Where do salt and pepper come from?"]),
+        ("What do I do?", ["What do I do?"]),
+    ],
+)
+def test_question_parts(text: str, expected: list[str]) -> None:
+    assert question_parts(text) == expected
+
+
+def test_asked_slot_by_wording() -> None:
+    assert asked_slot("What do I do?") == OCCUPATION
+    assert asked_slot("what do I do for a living") == OCCUPATION
+    assert asked_slot("What do I do about my back pain?") is None
 
 
 def test_said_to_user_capitalises_only_at_a_sentence_start() -> None:
@@ -157,3 +224,15 @@ def test_a_reply_that_tells_the_user_a_wrong_fact_is_caught(reply: str, wrong: l
 
 def test_nothing_is_contradicted_without_beliefs() -> None:
     assert contradicted("Your name is Lil.", {}) == []
+
+
+def test_a_fact_is_told_only_in_a_sentence_the_agent_does_not_claim() -> None:
+    facts = {NAME: "Alex", OCCUPATION: "nurse", EMPLOYER: "York Hospital"}
+    claimed = "You're Alex, and I'll be your friendly nurse at York Hospital."
+    assert untold(claimed, facts) == facts
+    assert untold("Alex, a nurse at York Hospital.", facts) == {}
+    assert untold("Your name is Alex. I think you work as a nurse.", facts) == {
+        OCCUPATION: "nurse",
+        EMPLOYER: "York Hospital",
+    }
+    assert untold("Anything.", {}) == {}
