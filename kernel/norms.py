@@ -402,11 +402,22 @@ _SPLIT_CLAUSES = re.compile(
 )
 _SPLIT_REQUEST = re.compile(
     r"(?:,\s*(?:and\s+|then\s+)?|\s+(?:and|and then|then)\s+)(?=(?:please\s+)?(?:tell|explain"
-    r"|show|give|help|describe|summari[sz]e|translate|suggest|recommend|teach)\b)",
+    r"|show|give|help|describe|summari[sz]e|translate|suggest|recommend|teach"
+    r"|define|use|avoid|include|cite)\b)",
     re.IGNORECASE,
 )
 """Where a one-off request follows an instruction ("answer in French and explain
-photosynthesis")."""
+photosynthesis"), or a second instruction does ("… and define any technical terms")."""
+_HOW_TAIL = re.compile(r"^(?:please\s+)?(?:define|use|avoid|include|cite)\b", re.IGNORECASE)
+_STANDING_TAIL = re.compile(
+    _HOW_TAIL.pattern + r"|\b(?:new|any|every|each|all|unfamiliar|difficult|technical|whenever)\b",
+    re.IGNORECASE,
+)
+"""What follows a fixed-wording norm is a standing instruction too when it says how to answer
+(define, use, avoid, include, cite) or covers every case ("translate new words into English");
+otherwise it is a request for this turn ("explain photosynthesis"). A clause of the same
+sentence after a norm that says how to answer inherits its scope ("Answer in French and use
+simple words")."""
 _FIXED_KINDS = frozenset({"no_lists", "max_sentences", "address_as", "language"})
 """Norms whose wording is fixed by the kernel: a request after one is not part of it (a style norm
 keeps the user's words whole: "always cite sources and show your working")."""
@@ -718,6 +729,10 @@ def topic_words(topic: str) -> list[str]:
     return [w for w in found if w not in _TOPIC_STOP][:MAX_TOPIC_WORDS]
 
 
+_AVOID_LEAD = re.compile(r"^\W*(?:please\s+)?(?:always\s+|also\s+)?(?:avoid|refrain from)\b", re.I)
+_GERUND = re.compile(r"^[a-z]{2,}ing\b")
+
+
 def _style(c: _Clause) -> NormProposal | None:
     core = c.core
     standing = c.negative or c.persistent or c.strong
@@ -740,6 +755,8 @@ def _style(c: _Clause) -> NormProposal | None:
     body = core
     if c.verbless:
         body = "use " + body
+    elif c.negative and _AVOID_LEAD.match(c.original) and not _GERUND.match(body):
+        lead = "Avoid "  # "avoid jargon" (not "Never jargon"); "avoid using X" is "Never use X"
     elif c.negative:
         body = re.sub(r"^([a-z]{2,})ing\b", lambda m: _unging(m.group(1)), body, count=1)
     if lead == "Always " and re.match(r"^always\b", body, re.IGNORECASE):
@@ -773,13 +790,22 @@ _MATCHERS = (_address, _language, _no_lists, _max_sentences, _avoid_topic, _styl
 def detect(message: str) -> list[NormProposal]:
     """Return the norms a user message sets (an empty list for ordinary messages)."""
     found: dict[tuple[str, str], NormProposal] = {}
-    for part in _clauses(message):
-        head = _SPLIT_REQUEST.split(part, maxsplit=1)[0]
-        proposal = _detect_clause(head) if head != part else None
-        if proposal is None or proposal.kind not in _FIXED_KINDS:
-            proposal = _detect_clause(part)
-        if proposal is not None:
-            found.setdefault(proposal.key(), proposal)
+    for sentence in _SPLIT_SENTENCES.split(message):
+        previous: NormProposal | None = None
+        for part in (p for p in _SPLIT_CLAUSES.split(sentence) if p and p.strip()):
+            head, *rest = _SPLIT_REQUEST.split(part, maxsplit=1)
+            proposal = _detect_clause(head) if rest else None
+            tail = None
+            if proposal is None or proposal.kind not in _FIXED_KINDS:
+                proposal = _detect_clause(part)
+            elif _STANDING_TAIL.search(rest[0].strip()):  # "… and translate new words into …"
+                tail = _detect_clause(f"Always {rest[0].strip()}")
+            if proposal is None and previous is not None and _HOW_TAIL.match(part.strip()):
+                proposal = _detect_clause(f"Always {part.strip()}")  # "… and use simple words"
+            for found_one in (proposal, tail):
+                if found_one is not None:
+                    found.setdefault(found_one.key(), found_one)
+            previous = proposal
     return list(found.values())
 
 

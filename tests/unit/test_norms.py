@@ -219,6 +219,40 @@ def test_norm_clauses_and_what_the_reply_must_be_about(
     assert without_norms(text).startswith(rest)
 
 
+@pytest.mark.parametrize(
+    ("text", "norms"),
+    [
+        # what follows a fixed-wording norm is a second norm when it says how to answer or
+        # covers every case; a request for this turn is not ("explain photosynthesis" above)
+        (
+            "Always reply in German and translate new words into English.",
+            ["Answer in German.", "Always translate new words into English."],
+        ),
+        (
+            "Always answer in Spanish and define any technical terms.",
+            ["Answer in Spanish.", "Always define any technical terms."],
+        ),
+        (
+            "Answer in French and use simple words.",
+            ["Answer in French.", "Always use simple words."],
+        ),
+        ("Answer in Italian and translate this paragraph: ciao.", ["Answer in Italian."]),
+        ("Call me Sam and tell me about tides.", ["Address the user as Sam."]),
+        # "avoid X" is said as such, not "Never X"
+        (
+            "Never use lists and avoid jargon.",
+            ["Never use bullet points or numbered lists.", "Avoid jargon."],
+        ),
+        ("Please avoid using emojis.", ["Never use emojis."]),
+        # no norm before it: a statement or a question stays one
+        ("I use Linux and avoid Windows.", []),
+        ("What should I use for backups?", []),
+    ],
+)
+def test_a_second_instruction_after_a_norm_is_a_norm(text: str, norms: list[str]) -> None:
+    assert [p.text for p in detect(text)] == norms
+
+
 def test_prompt_lines_and_acknowledgement() -> None:
     proposals = detect("Please never use bullet points or numbered lists. Call me Sam.")
     assert prompt_lines(proposals) == [
