@@ -539,20 +539,27 @@ _SECOND_TO_FIRST = (
 )
 
 
+_PART_RE = re.compile(r"[,:;]|\s(?:and|but|while|whereas)\s")
+_SPEAKER_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:my|mine|myself))\b")
+"""The agent speaking of itself as the subject or owner ("me" alone may be "you told me")."""
+
+
 def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
     """Return the facts (slot: value) that no sentence of ``reply`` tells the user.
 
-    A value counts as told only in a sentence without a first-person word: SmolLM2-135M asked
-    "Who am I and what do I do?" answered "You're Alex, and I'll be your friendly nurse at York
-    Hospital": the name, the job and the workplace are all in the reply, but the agent has taken
-    the job as its own. A bare answer ("Alex, a nurse.") tells its values.
+    A value counts as told only in a clause in which the agent does not speak of itself (no
+    "I", "my"; "you told me" is fine): SmolLM2-135M asked "Who am I and what do I do?" answered
+    "You're Alex, and I'll be your friendly nurse at York Hospital": the name is told, but the
+    job and the workplace are taken as the agent's own. A bare answer ("Alex, a nurse.") tells
+    its values.
     """
     if not facts:
         return {}
     neutral = [
-        sentence.casefold()
+        clause.casefold()
         for sentence in _SENTENCE_RE.findall(_TAG_RE.sub("", reply))
-        if not _ME_RE.search(sentence)
+        for clause in _PART_RE.split(sentence)
+        if not _SPEAKER_RE.search(clause)
     ]
     return {
         slot: value

@@ -231,6 +231,6 @@ def test_questions_about_the_user_get_every_fact_they_ask_for(
         assert both.reply.endswith("(From what you told me: your name is Alex; you live in York.)")
         profile = run_turn(compiled, "What do you know about me?")
         assert profile.reply.endswith(
-            "(From what you told me: your name is Alex; you work as a nurse; "
-            "you work at York Hospital; you live in York.)"
+            "(From what you told me: you work as a nurse; you work at York Hospital; "
+            "you live in York.)"
         )

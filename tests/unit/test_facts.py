@@ -229,7 +229,12 @@ def test_nothing_is_contradicted_without_beliefs() -> None:
 def test_a_fact_is_told_only_in_a_sentence_the_agent_does_not_claim() -> None:
     facts = {NAME: "Alex", OCCUPATION: "nurse", EMPLOYER: "York Hospital"}
     claimed = "You're Alex, and I'll be your friendly nurse at York Hospital."
-    assert untold(claimed, facts) == facts
+    assert untold(claimed, facts) == {OCCUPATION: "nurse", EMPLOYER: "York Hospital"}
+    assert untold("You're Alex, a nurse at York Hospital: you told me so.", facts) == {}
+    assert untold("I'm proud of my career as a nurse at York Hospital, Alex.", facts) == {
+        OCCUPATION: "nurse",
+        EMPLOYER: "York Hospital",
+    }
     assert untold("Alex, a nurse at York Hospital.", facts) == {}
     assert untold("Your name is Alex. I think you work as a nurse.", facts) == {
         OCCUPATION: "nurse",
