@@ -45,7 +45,7 @@ _LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _VALUE_STOP_RE = re.compile(
-    r"\s*(?:,|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bso\b|\bnow\b|"
+    r"(?<!\s)\s*(?:,|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bso\b|\bnow\b|"
     r"\bthese days\b|\banymore\b|\bthough\b|\bby the way\b|\bfor\b|\bwith\b|\bat the moment\b)",
     re.IGNORECASE,
 )
@@ -123,8 +123,8 @@ _POSSESSIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _TRAILING_TIME_RE = re.compile(
-    r"\s+(?:last|this|next)\s+(?:week|month|year|spring|summer|autumn|fall|winter)$"
-    r"|\s+(?:recently|lately|today|yesterday|in \d{4}|since \d{4}|a while ago|\w+ ago)$",
+    r"(?<!\s)\s+(?:last|this|next)\s+(?:week|month|year|spring|summer|autumn|fall|winter)$"
+    r"|(?<!\s)\s+(?:recently|lately|today|yesterday|in \d{4}|since \d{4}|a while ago|\w+ ago)$",
     re.IGNORECASE,
 )
 _VAGUE_VALUES = frozenset({"it", "this", "that", "there", "here", "them", "mine", "fine", "ok"})
@@ -187,17 +187,34 @@ def extract_facts(text: str) -> list[Fact]:
     return facts
 
 
+_NAME_WORD = r"(?-i:[A-Z])[\w'’.-]*"
 _NAMED_PLACE_RE = re.compile(
-    r"\s(?:at|for|with)\s+((?:the\s+)?(?-i:[A-Z])[\w'&.-]*(?:\s+(?:of\s+)?(?-i:[A-Z])[\w'&.-]*){0,4})",
+    rf"\s(?:at\s+((?:the\s+)?{_NAME_WORD}(?:\s+(?:of\s+|&\s+|and\s+)?{_NAME_WORD}){{0,4}})"
+    rf"|for\s+(the\s+{_NAME_WORD}(?:\s+(?:of\s+|&\s+)?{_NAME_WORD}){{0,4}}|(?-i:[A-Z]{{2,}})\b))",
     re.IGNORECASE,
 )
-"""A named workplace after a job ("a nurse at York Hospital", "an engineer for the BBC")."""
+"""A named workplace after a job: "at" a name ("a nurse at York Hospital"), "for" the named body
+or an acronym ("a reporter for the BBC", "an analyst for IBM"; not "a tutor for English")."""
+_NOT_WORKPLACES = frozenset(
+    """christmas easter halloween thanksgiving diwali eid hanukkah ramadan new weekends weekend
+    night nights home work school church university college weddings the monday tuesday wednesday
+    thursday friday saturday sunday january february march april may june july august september
+    october november december""".split()
+)
+"""Capitalised words after "at" that say when or where in general, not for whom ("a nurse at
+Christmas", "a cook at Home")."""
 
 
 def _workplace(clause: str) -> str | None:
     """Return the named employer a job clause gives ("I work as a nurse at York Hospital")."""
     match = _NAMED_PLACE_RE.search(clause)
-    return _clean_value(match.group(1)) or None if match else None
+    if match is None:
+        return None
+    name = _clean_value(match.group(1) or match.group(2))
+    words = name.lower().split()
+    if not words or (len(words) == 1 and words[0] in _NOT_WORKPLACES):
+        return None
+    return name
 
 
 def _introduction(clause: str, sentence: str) -> Fact | None:
@@ -331,17 +348,18 @@ _ADVICE_RE = re.compile(r"\b(?:should|would|might|shall|ought)\b", re.IGNORECASE
 
 
 _PROFILE_QUESTION_RE = re.compile(
-    r"\bwho am i\b"
-    r"|\b(?:know|remember|recall)\b[^.?!]{0,30}?\babout (?:me|myself)\b"
-    r"|\bdo you (?:still )?(?:know|remember|recall) (?:me|who i am)\b"
-    r"|\btell me (?:about myself|who i am)\b"
-    r"|\bwhat (?:have|did) i (?:tell|told) you\b",
+    r"^\W*(?:(?:so|and|ok|okay|well|hey|now)\b\W{0,3})?(?:"
+    r"who am i(?:\s+and\b|\W*$)"
+    r"|(?:what|how much)\s+do you (?:still\s+)?(?:know|remember|recall) about (?:me|myself)\W*$"
+    r"|do you (?:still\s+)?(?:know|remember|recall) (?:me|who i am)\W*$"
+    r"|(?:please\s+)?tell me (?:about myself|who i am|what you know about me)\W*$"
+    r"|what (?:have|did) i (?:tell|told) you(?: so far| about (?:me|myself))?\W*$)",
     re.IGNORECASE,
 )
 """A question about all the user told the agent ("Who am I?", "What do you know about me?")."""
 _ASKS = r"(?=(?:what|what's|where|who|which|how|when|do|does|did|am)\b)"
 _QUESTION_PART_RE = re.compile(
-    rf"(?<!\s)\s*[,;]\s*(?:and\s+|or\s+)?{_ASKS}|\s+(?:and|or)\s+{_ASKS}", re.IGNORECASE
+    rf"(?<!\s)\s*[,;]\s*(?:and\s+|or\s+)?{_ASKS}|(?<!\s)\s+(?:and|or)\s+{_ASKS}", re.IGNORECASE
 )
 """Where a question asks a second thing ("What's my name and where do I live?")."""
 _ASKED_SLOT_RULES = (
@@ -366,8 +384,12 @@ def recall_question(text: str) -> bool:
 
 
 def profile_question(text: str) -> bool:
-    """Say whether ``text`` asks for everything the user told the agent ("Who am I?")."""
-    return len(text) <= MAX_CLAUSE_CHARS and bool(_PROFILE_QUESTION_RE.search(text))
+    """Say whether ``text`` asks for everything the user told the agent ("Who am I?").
+
+    The whole message is the question ("Who am I talking to?" asks about the agent; "What did I
+    tell you about Paris?" asks one thing; "Remember this about me: …" tells).
+    """
+    return len(text) <= MAX_CLAUSE_CHARS and bool(_PROFILE_QUESTION_RE.match(text.strip()))
 
 
 def question_parts(text: str) -> list[str]:
@@ -461,6 +483,7 @@ _FIRST_TO_SECOND = (
     (re.compile(r"\bI am\b"), "you are"),
     (re.compile(r"\bI was\b"), "you were"),
     (re.compile(r"\bI'm\b"), "you're"),
+    (re.compile(r"\bI’m\b"), "you’re"),
     (re.compile(r"\bI've\b"), "you've"),
     (re.compile(r"\bI\b"), "you"),
     (re.compile(r"\b[Mm]yself\b"), "yourself"),
@@ -486,9 +509,10 @@ def said_to_user(reply: str, clause: str) -> str:
 
     "Actually, I moved to Porto." becomes "Actually, you moved to Porto.", not "Actually, You …".
     """
-    at = reply.find(clause)
-    if at < 0:
+    found = re.search(re.escape(clause) + r"(?!['’-]?\w)", reply)  # not "I'm Alex's …"
+    if found is None:
         return reply
+    at = found.start()
     told = second_person(clause)
     before = reply[:at].rstrip()
     if before and before[-1] not in ".!?\n:":
@@ -518,7 +542,7 @@ def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = 
     clauses = [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
     name = user_facts.get("user.profile.name", "")
     if name and name.casefold() != own_name.casefold() and len(name) <= MAX_CLAUSE_CHARS:
-        claim = re.compile(r"\bI(?:'m| am)\s+" + re.escape(name) + r"\b(?!['’-]\w)")
+        claim = re.compile(r"\bI(?:'m|’m| am)\s+" + re.escape(name) + r"\b(?!['’-]\w)")
         clauses += [m.group(0) for m in claim.finditer(reply)]  # each said back in turn
     return clauses
 
@@ -540,6 +564,12 @@ _SECOND_TO_FIRST = (
 
 
 _PART_RE = re.compile(r"[,:;]|\s(?:and|but|while|whereas)\s")
+_KNOWING_RE = re.compile(
+    r"^\W*(?:yes\W+|well\W+)?I (?:know|remember|recall|believe|think|see|understand|gather)"
+    r"(?: that)?\s+(?=you\b|your\b)",
+    re.IGNORECASE,
+)
+"""The agent saying what it knows of the user ("I remember you live in York"): no claim."""
 _SPEAKER_RE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|(?i:my|mine|myself))\b")
 """The agent speaking of itself as the subject or owner ("me" alone may be "you told me")."""
 
@@ -555,17 +585,29 @@ def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
     """
     if not facts:
         return {}
-    neutral = [
-        clause.casefold()
-        for sentence in _SENTENCE_RE.findall(_TAG_RE.sub("", reply))
-        for clause in _PART_RE.split(sentence)
-        if not _SPEAKER_RE.search(clause)
-    ]
+    neutral = []
+    for raw in _SENTENCE_RE.findall(_TAG_RE.sub("", reply)):
+        sentence = _KNOWING_RE.sub("", raw.strip())  # "I remember you live in York."
+        pieces = [sentence] if not _SPEAKER_RE.search(sentence) else _PART_RE.split(sentence)
+        neutral += [piece for piece in pieces if not _SPEAKER_RE.search(piece)]
     return {
         slot: value
         for slot, value in facts.items()
-        if not any(value.casefold() in sentence for sentence in neutral)
+        if not any(_says(piece, value) for piece in neutral)
     }
+
+
+def _says(text: str, value: str) -> bool:
+    """Say whether ``text`` holds ``value`` as whole words ("Alexandra" does not hold "Alex")."""
+    at = text.casefold().find(value.casefold())
+    while at >= 0:
+        end = at + len(value)
+        if (at == 0 or not text[at - 1].isalnum()) and (
+            end == len(text) or not text[end].isalnum()
+        ):
+            return True
+        at = text.casefold().find(value.casefold(), at + 1)
+    return False
 
 
 def contradicted(reply: str, user_facts: Mapping[str, str]) -> list[tuple[str, str]]:

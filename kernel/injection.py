@@ -574,7 +574,9 @@ _CHAT_TOKEN_RE = re.compile(
     r"|</?[ \t]*(?:system|sys|developer|assistant|admin)[ \t]*>",
     re.IGNORECASE,
 )
-_ROLE_AFTER_RE = re.compile(r"[ \t]*(?:system|user|assistant|developer|human|model|tool)\b", re.I)
+_ROLE_AFTER_RE = re.compile(
+    r"(?<![ \t])[ \t]*(?:system|user|assistant|developer|human|model|tool)\b", re.I
+)
 
 
 def _token_name(token: str) -> str:
@@ -750,7 +752,7 @@ _TURN_LABEL_RE = re.compile(
     r"(?:^|(?<=[.!?\]\)\"'])[ \t]+)(human|user|assistant|ai)[ \t]*:", re.I | re.M
 )
 _REACT_RE = re.compile(
-    r"(?:^|(?<=[.!?\]\)\"'])[ \t]+)[ \t]*(observation|action|thought)[ \t]*:", re.I | re.M
+    r"(?:^[ \t]*|(?<=[.!?\]\)\"'])[ \t]+)(observation|action|thought)[ \t]*:", re.I | re.M
 )
 _FRAMED_CUE_RE = re.compile(
     r"\b(?:you|your|yourself|assistant|ai|model|agent|bot|llm|ignore|disregard|forget|override"

@@ -181,7 +181,8 @@ _PERSISTENCE = re.compile(
     re.IGNORECASE,
 )
 _TRAILERS = re.compile(
-    r"(?:[\s,;:—–-]+(?:please|thanks|thank you|from now on|from here on(?: out)?|going forward|"
+    r"(?<![\s,;:—–-])(?:[\s,;:—–-]+(?:please|thanks|thank you|from now on|from here on(?: out)?|"
+    r"going forward|"
     r"anymore|any more|ever again|again|ok(?:ay)?|in (?:the )?future|henceforth|thx|"
     r"if you can|if possible|for me|por favor|bitte|per favore))+[\s.!]*$",
     re.IGNORECASE,
@@ -347,7 +348,7 @@ _TOPIC_VERB = re.compile(
 )
 _BRING_UP = re.compile(r"^bring(?:ing)?\s+(.+?)\s+up\b", re.IGNORECASE)
 _TOPIC_END = re.compile(
-    r"\s+(?:again|anymore|any more|ever again|ever|please|with me|to me|in (?:your )?"
+    r"(?<!\s)\s+(?:again|anymore|any more|ever again|ever|please|with me|to me|in (?:your )?"
     r"(?:answers|replies|responses)|when you .*|unless .*|because .*|since .*|"
     r"(?:from now on|going forward))\b.*$",
     re.IGNORECASE,
@@ -382,7 +383,8 @@ _AUDIENCE = re.compile(
     r"people|others|him|them|[A-Z])",
 )
 _TAG_QUESTION = re.compile(
-    r"[\s,]+(?:ok|okay|alright|all right|right|yeah|yes|please|got it|understood)\s*\?$",
+    r"(?<![\s,])[\s,]+(?:ok|okay|alright|all right|right|yeah|yes|please|got it|understood)"
+    r"\s*\?$",
     re.IGNORECASE,
 )
 _NOUN_DIRECTIVE = re.compile(
@@ -395,29 +397,35 @@ _SPLIT_SENTENCES = re.compile(
     r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!Mrs\.)(?<!Prof\.)(?<=[.!?;])\s+|\n+"
 )
 _SPLIT_CLAUSES = re.compile(
-    r"(?:,\s*(?:and\s+|but\s+|then\s+)?|\s+(?:and|but|and then|also)\s+)"
+    r"(?:,\s*(?:and\s+|but\s+|then\s+)?|(?<!\s)\s+(?:and|but|and then|also)\s+)"
     r"(?=(?:please\s+|also\s+|just\s+)?(?:never|don't|do not|dont|always|keep|call|answer|reply|"
     r"respond|use|be|stop|avoid|speak|write|no more|limit|stick|address|make sure)\b)",
     re.IGNORECASE,
 )
 _SPLIT_REQUEST = re.compile(
-    r"(?:,\s*(?:and\s+|then\s+)?|\s+(?:and|and then|then)\s+)(?=(?:please\s+)?(?:tell|explain"
+    r"(?:,\s*(?:and\s+|then\s+)?|(?<!\s)\s+(?:and|and then|then)\s+)"
+    r"(?=(?:please\s+)?(?:tell|explain"
     r"|show|give|help|describe|summari[sz]e|translate|suggest|recommend|teach"
     r"|define|use|avoid|include|cite)\b)",
     re.IGNORECASE,
 )
 """Where a one-off request follows an instruction ("answer in French and explain
 photosynthesis"), or a second instruction does ("… and define any technical terms")."""
-_HOW_TAIL = re.compile(r"^(?:please\s+)?(?:define|use|avoid|include|cite)\b", re.IGNORECASE)
-_STANDING_TAIL = re.compile(
-    _HOW_TAIL.pattern + r"|\b(?:new|any|every|each|all|unfamiliar|difficult|technical|whenever)\b",
+_HOW_TAIL = re.compile(
+    r"^(?!.*\b(?:one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b)"  # "cite 3 sources …"
+    r"(?:please\s+)?(?:always\s+)?(?:"
+    r"(?:define|use|avoid|cite)\s+(?!(?:this|these|that|those|the|a|an|it|them|one|two|three"
+    r"|four|five|\d+)\b)"
+    r"|translate\s+(?:any\s+|all\s+|every\s+|each\s+)?(?:new|unfamiliar|difficult|hard"
+    r"|technical|key)\s+(?:words?|terms?|phrases?|vocabulary|expressions?)\b)",
     re.IGNORECASE,
 )
-"""What follows a fixed-wording norm is a standing instruction too when it says how to answer
-(define, use, avoid, include, cite) or covers every case ("translate new words into English");
-otherwise it is a request for this turn ("explain photosynthesis"). A clause of the same
-sentence after a norm that says how to answer inherits its scope ("Answer in French and use
-simple words")."""
+"""What follows a fixed-wording norm is a standing instruction too when it says how every answer
+is worded ("use simple words", "define technical terms", "translate new words into English");
+a request for this turn is not ("explain all the steps of photosynthesis", "translate this
+sentence", "cite three sources on X"). A clause of the same sentence after a norm that says how
+to answer is read again as if it began with "Always" ("Answer in French and use simple words"):
+it becomes a norm when it reads as one that way."""
 _FIXED_KINDS = frozenset({"no_lists", "max_sentences", "address_as", "language"})
 """Norms whose wording is fixed by the kernel: a request after one is not part of it (a style norm
 keeps the user's words whole: "always cite sources and show your working")."""
@@ -729,8 +737,10 @@ def topic_words(topic: str) -> list[str]:
     return [w for w in found if w not in _TOPIC_STOP][:MAX_TOPIC_WORDS]
 
 
-_AVOID_LEAD = re.compile(r"^\W*(?:please\s+)?(?:always\s+|also\s+)?(?:avoid|refrain from)\b", re.I)
-_GERUND = re.compile(r"^[a-z]{2,}ing\b")
+_AVOID_LEAD = re.compile(
+    r"^\W*(?:(?:please|try to|you should|always|also|just|do)\s+){0,3}(?:avoid|refrain from)\b",
+    re.IGNORECASE,
+)
 
 
 def _style(c: _Clause) -> NormProposal | None:
@@ -755,8 +765,8 @@ def _style(c: _Clause) -> NormProposal | None:
     body = core
     if c.verbless:
         body = "use " + body
-    elif c.negative and _AVOID_LEAD.match(c.original) and not _GERUND.match(body):
-        lead = "Avoid "  # "avoid jargon" (not "Never jargon"); "avoid using X" is "Never use X"
+    elif c.negative and _AVOID_LEAD.match(c.original):
+        lead = "Avoid "  # "avoid jargon", "avoid morning greetings" (not "Never jargon")
     elif c.negative:
         body = re.sub(r"^([a-z]{2,})ing\b", lambda m: _unging(m.group(1)), body, count=1)
     if lead == "Always " and re.match(r"^always\b", body, re.IGNORECASE):
@@ -798,7 +808,7 @@ def detect(message: str) -> list[NormProposal]:
             tail = None
             if proposal is None or proposal.kind not in _FIXED_KINDS:
                 proposal = _detect_clause(part)
-            elif _STANDING_TAIL.search(rest[0].strip()):  # "… and translate new words into …"
+            elif _HOW_TAIL.match(rest[0].strip()):  # "… and translate new words into …"
                 tail = _detect_clause(f"Always {rest[0].strip()}")
             if proposal is None and previous is not None and _HOW_TAIL.match(part.strip()):
                 proposal = _detect_clause(f"Always {part.strip()}")  # "… and use simple words"

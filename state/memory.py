@@ -46,6 +46,7 @@ from kernel.facts import (
     extract_facts,
     profile_question,
     question_parts,
+    recall_question,
     slot_phrase,
 )
 from state.embeddings import MiniLMEmbedder
@@ -419,9 +420,9 @@ class MemoryStore:
 
         A profile question ("Who am I?", "What do you know about me?") asks for every fact the
         user stated (``PROFILE_FACTS`` at most, the name first: ``PROFILE_ORDER``). Otherwise each
-        part of the question ("What's my name and where do I live?") is matched on its own: by
-        its wording where that is unambiguous (``kernel.facts.asked_slot``), else by meaning
-        (``asked_belief``).
+        part of the question ("What's my name and where do I live?") that asks about the user is
+        matched on its own: by its wording where that is unambiguous and every part asks about
+        the user (``kernel.facts.asked_slot``), else by meaning (``asked_belief``).
         """
         slots = self.tiers.current_slots(USER_ENTITY)
         if profile_question(question):
@@ -429,8 +430,11 @@ class MemoryStore:
             ordered = sorted(slots, key=lambda s: (rank.get(s.slot_key, len(rank)), s.slot_key))
             return ordered[:PROFILE_FACTS]
         found: dict[str, SlotValue] = {}
-        for part in question_parts(question):
-            wanted = asked_slot(part)
+        parts = question_parts(question)
+        asking = [part for part in parts if len(parts) == 1 or recall_question(part)]
+        whole = len(asking) == len(parts)  # "My car won't start, what do I do?" asks advice
+        for part in asking:
+            wanted = asked_slot(part) if whole else None
             slot = (
                 next((s for s in slots if s.slot_key == wanted), None)
                 if wanted

@@ -62,6 +62,14 @@ OCCUPATION = "user.profile.occupation"
         ),
         ("I'm a reporter for the BBC.", {OCCUPATION: "reporter", EMPLOYER: "the BBC"}),
         ("I'm a nurse at night.", {OCCUPATION: "nurse"}),
+        ("I'm a nurse at Christmas.", {OCCUPATION: "nurse"}),
+        ("I'm a nurse with COVID.", {OCCUPATION: "nurse"}),
+        ("I'm a tutor for English.", {OCCUPATION: "tutor"}),
+        ("I'm an analyst for IBM.", {OCCUPATION: "analyst", EMPLOYER: "IBM"}),
+        (
+            "I work as a consultant at McKinsey & Company.",
+            {OCCUPATION: "consultant", EMPLOYER: "McKinsey & Company"},
+        ),
         ("I work as a nurse in London.", {OCCUPATION: "nurse"}),
         ("I'm a student at the University of Leeds.", {OCCUPATION: "student"}),
         ("I teach chemistry at the local college.", {OCCUPATION: "chemistry teacher"}),
@@ -111,6 +119,7 @@ FACTS = {LOCATION: "Porto", NAME: "Dana"}
         ("Hi Dana! Hope you're well. I'm Dana and work as a nurse.", ["You're Dana"]),
         ("Yes, I am Dana.", ["You are Dana"]),
         ("I'm Danaë, and I'm Dana's friend.", []),
+        ("I’m Dana.", ["You’re Dana"]),
     ],
 )
 def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: list[str]) -> None:
@@ -120,6 +129,12 @@ def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: lis
 def test_the_users_name_is_the_agents_own_only_when_it_is_the_agents_name() -> None:
     assert misattributed("I'm Dana, your assistant.", FACTS) == ["I'm Dana"]
     assert misattributed("I'm Dana, your assistant.", FACTS, own_name="dana") == []
+
+
+def test_said_to_user_changes_the_claim_not_a_longer_word() -> None:
+    reply = "I'm Dana's assistant. I'm Dana."
+    [clause] = misattributed(reply, FACTS)
+    assert said_to_user(reply, clause) == "I'm Dana's assistant. You're Dana."
 
 
 def test_told_sentence_names_the_correction() -> None:
@@ -157,7 +172,11 @@ def test_recall_question(text: str, expected: bool) -> None:
         ("Do you still remember me?", True),
         ("What have I told you so far?", True),
         ("What do you know about Lisbon?", False),
-        ("Who am I supposed to call about the leak", True),  # a known miss: any "who am I"
+        ("Who am I supposed to call about the leak", False),
+        ("Who am I talking to?", False),  # about the agent
+        ("Remember this about me: I hate onions.", False),  # a statement
+        ("What did I tell you about Paris?", False),  # one thing, by meaning
+        ("So, what do you remember about me?", True),
         ("What's my name?", False),  # one fact, by meaning
     ],
 )
@@ -237,7 +256,13 @@ def test_a_fact_is_told_only_in_a_sentence_the_agent_does_not_claim() -> None:
     }
     assert untold("Alex, a nurse at York Hospital.", facts) == {}
     assert untold("Your name is Alex. I think you work as a nurse.", facts) == {
-        OCCUPATION: "nurse",
+        EMPLOYER: "York Hospital"
+    }
+    # what the agent knows of the user is no claim; values are whole words; lists stay whole
+    assert untold("I remember you work at York Hospital, Alex.", facts) == {OCCUPATION: "nurse"}
+    assert untold("You're Alexandra, a nursery nurse.", facts) == {
+        NAME: "Alex",
         EMPLOYER: "York Hospital",
     }
+    assert untold("You speak English and French.", {"langs": "English and French"}) == {}
     assert untold("Anything.", {}) == {}

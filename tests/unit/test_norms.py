@@ -243,7 +243,14 @@ def test_norm_clauses_and_what_the_reply_must_be_about(
             "Never use lists and avoid jargon.",
             ["Never use bullet points or numbered lists.", "Avoid jargon."],
         ),
-        ("Please avoid using emojis.", ["Never use emojis."]),
+        ("Please avoid using emojis.", ["Avoid using emojis."]),
+        ("Try to avoid jargon.", ["Avoid jargon."]),
+        ("Avoid morning greetings.", ["Avoid morning greetings."]),
+        # a request for this turn after a norm stays one, whatever words it uses
+        ("Answer in French and explain all the steps of photosynthesis.", ["Answer in French."]),
+        ("Answer in French and translate this new sentence: hi.", ["Answer in French."]),
+        ("Answer in French and cite any three sources on climate.", ["Answer in French."]),
+        ("Call me Sam and explain the difficult parts of chapter 3.", ["Address the user as Sam."]),
         # no norm before it: a statement or a question stays one
         ("I use Linux and avoid Windows.", []),
         ("What should I use for backups?", []),
