@@ -25,13 +25,15 @@ import inspect
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import pairwise
-from typing import Any
+from typing import Any, get_type_hints
 
 from langgraph.channels import UntrackedValue
 from langgraph.graph import END, START, StateGraph
 
 from graph.deps import Deps
+from graph.routes import RouteView
 from state.journal import encode_entry
 from state.snapshot import take_snapshot
 from state.turn import StepRecord
@@ -140,7 +142,7 @@ def instrument(
         ]
         if name in layout.bypass:
             router, bypasses = layout.bypass[name]
-            route = router(state.model_copy(update=update))
+            route = router(route_view(router, state, update))
             reason = why or f"{name} chose {route}"
             records += [
                 StepRecord(step=s, status="skipped", reason=reason) for s in bypasses.get(route, ())
@@ -165,6 +167,29 @@ def instrument(
 
     step.__name__ = name
     return step
+
+
+@cache
+def router_view(router: Router) -> type[RouteView] | None:
+    """Return the view model a router reads (its first parameter's type) if not a whole state."""
+    try:
+        first = next(iter(inspect.signature(router).parameters))
+        hint = get_type_hints(router).get(first)
+    except (StopIteration, TypeError, ValueError, NameError):
+        return None
+    if isinstance(hint, type) and issubclass(hint, RouteView):
+        return hint
+    return None
+
+
+def route_view(router: Router, state: Any, update: Mapping[str, Any]) -> Any:
+    """What ``router`` reads after a step's ``update``: its view, or the whole updated state."""
+    view = router_view(router)
+    if view is None:
+        return state.model_copy(update=update)
+    return view.model_construct(
+        **{key: update[key] if key in update else getattr(state, key) for key in view.model_fields}
+    )
 
 
 def add_steps(

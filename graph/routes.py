@@ -1,36 +1,75 @@
-"""Routers: they only read state (decisions are made by nodes)."""
+"""Routers: they only read state (decisions are made by nodes).
+
+The turn's routers read a view (a model of the few fields they decide on): LangGraph
+reads only those channels for them, instead of building the whole ``TurnState`` (a pydantic model
+of some 70 fields) for each routing decision, and the step wrapper hands them the same view when
+it records a route's bypassed steps (``graph.assembly.route_view``).
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from state.cycle import CycleState, ReflectState
-from state.turn import TurnState
+from state.turn import Candidate, Mode, ToolChoice
 
 
-def route_mode(state: TurnState) -> Literal["talk", "work", "deep"]:
+class RouteView(BaseModel):
+    """A router's view of the turn state: a few of its fields, taken as they are."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, revalidate_instances="never")
+
+
+class ModeView(RouteView):
+    """What the mode routers read."""
+
+    mode: Mode
+
+
+class DraftsView(RouteView):
+    """What the router after drafting reads."""
+
+    mode: Mode
+    candidates: list[Candidate]
+
+
+class LambdaView(RouteView):
+    """What the router after Λ selection reads."""
+
+    lambda_route: Literal["redraft", "inner_dialogue", "done"]
+
+
+class ToolView(RouteView):
+    """What the tool router reads."""
+
+    tool_choice: ToolChoice | None
+
+
+def route_mode(state: ModeView) -> Literal["talk", "work", "deep"]:
     """Follow the mode the gate chose."""
     return state.mode
 
 
-def route_after_chronos(state: TurnState) -> Literal["talk", "work", "deep"]:
+def route_after_chronos(state: ModeView) -> Literal["talk", "work", "deep"]:
     """Talk goes straight to drafting; work and deep plan first."""
     return state.mode
 
 
-def route_after_drafts(state: TurnState) -> Literal["probe", "score"]:
+def route_after_drafts(state: DraftsView) -> Literal["probe", "score"]:
     """Deep mode probes a counterfactual once; everything else is scored."""
     probed = any(c.origin == "counterfactual" for c in state.candidates)
     redrafted = any(c.origin == "redraft" for c in state.candidates)
     return "probe" if state.mode == "deep" and not probed and not redrafted else "score"
 
 
-def route_lambda(state: TurnState) -> Literal["redraft", "inner_dialogue", "done"]:
+def route_lambda(state: LambdaView) -> Literal["redraft", "inner_dialogue", "done"]:
     """Follow Λ selection: re-draft, weigh candidates (deep), or finish."""
     return state.lambda_route
 
 
-def route_tools(state: TurnState) -> Literal["call", "compose"]:
+def route_tools(state: ToolView) -> Literal["call", "compose"]:
     """Call the chosen tool, or compose the reply when none was chosen."""
     return "call" if state.tool_choice is not None else "compose"
 

@@ -316,11 +316,13 @@ class Instance:
         Each loop owns parts of the self (a turn its self_state and metacog, a cycle the identity
         vector, affect and stability, reflection the psyche): ``merge`` copies only its own parts
         onto the present self, so concurrent ``chat`` and ``run`` never undo each other.
+        ``merge`` must not change ``present`` in place (it is the kept parse, not a copy: build
+        the result with ``model_copy`` and ``fork``, as every merge does).
         """
         from state.files import path_lock
 
         with path_lock(self.self_file):
-            merged = merge(self.load_self())
+            merged = merge(self.load_self(read_only=True))
             self.save_self(merged)
         return merged
 
