@@ -32,9 +32,9 @@ from typing import Any, get_type_hints
 from langgraph.channels import UntrackedValue
 from langgraph.graph import END, START, StateGraph
 
-from graph.deps import Deps
+from graph.deps import Deps, StepNote
 from graph.routes import RouteView
-from state.journal import encode_entry
+from state.self_state import utc_now
 from state.snapshot import take_snapshot
 from state.turn import StepRecord
 
@@ -151,14 +151,15 @@ def instrument(
         update["trace"] = [*base, *records]
         update["timings_ms"] = {**update.get("timings_ms", state.timings_ms), name: ms}
         turn = update.get("turn_index", getattr(state, "turn_index", None))
+        now = utc_now()
         for record in records:
             detail = record.reason if record.status == "skipped" else note
             deps.log_step(
-                encode_entry(
+                StepNote(
                     f"{record.step}: {record.status}" + (f": {detail}" if detail else ""),
-                    author="kernel",
-                    situation=situation,
-                    meta={"step": record.step, "status": record.status, "turn": turn},
+                    situation,
+                    {"step": record.step, "status": record.status, "turn": turn},
+                    now,
                 )
             )
         if name in layout.run_end:

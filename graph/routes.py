@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from state.cycle import CycleState, ReflectState
 from state.turn import Candidate, Mode, ToolChoice
 
 
 class RouteView(BaseModel):
-    """A router's view of the turn state: a few of its fields, taken as they are."""
+    """A router's view of the turn state: a few of its fields, taken as they are.
+
+    Each field has ``TurnState``'s default, so a channel no step has written yet reads as it
+    would in the whole state.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True, revalidate_instances="never")
 
@@ -25,26 +29,26 @@ class RouteView(BaseModel):
 class ModeView(RouteView):
     """What the mode routers read."""
 
-    mode: Mode
+    mode: Mode = "talk"
 
 
 class DraftsView(RouteView):
     """What the router after drafting reads."""
 
-    mode: Mode
-    candidates: list[Candidate]
+    mode: Mode = "talk"
+    candidates: list[Candidate] = Field(default_factory=list)
 
 
 class LambdaView(RouteView):
     """What the router after Λ selection reads."""
 
-    lambda_route: Literal["redraft", "inner_dialogue", "done"]
+    lambda_route: Literal["redraft", "inner_dialogue", "done"] = "done"
 
 
 class ToolView(RouteView):
     """What the tool router reads."""
 
-    tool_choice: ToolChoice | None
+    tool_choice: ToolChoice | None = None
 
 
 def route_mode(state: ModeView) -> Literal["talk", "work", "deep"]:
