@@ -851,15 +851,21 @@ def without_norms(message: str) -> str:
     the instruction's words ("answers", "short") set no topic a draft must share; a request after
     an instruction is kept ("keep it short and tell me how tides work" is about tides). A clause
     longer than ``NORM_CLAUSE_MAX_WORDS`` is kept even when it sets a norm: it may carry a request
-    too ("never use lists when you explain how tides work").
+    too ("never use lists when you explain how tides work"). What ``detect`` reads as a second
+    norm after a first is dropped too ("… and translate new words into English").
     """
-    return " ".join(
-        piece.strip()
-        for part in _clauses(message)
-        for piece in _SPLIT_REQUEST.split(part)
-        if piece.strip()
-        and (len(piece.split()) > NORM_CLAUSE_MAX_WORDS or _detect_clause(piece) is None)
-    )
+    kept: list[str] = []
+    for sentence in _SPLIT_SENTENCES.split(message):
+        after_norm = False
+        for part in (p for p in _SPLIT_CLAUSES.split(sentence) if p and p.strip()):
+            for piece in (p.strip() for p in _SPLIT_REQUEST.split(part) if p.strip()):
+                norm = _detect_clause(piece)
+                if norm is None and after_norm and _HOW_TAIL.match(piece):
+                    norm = _detect_clause(f"Always {piece}")
+                if norm is None or len(piece.split()) > NORM_CLAUSE_MAX_WORDS:
+                    kept.append(piece)
+                after_norm = norm is not None
+    return " ".join(kept)
 
 
 # =========================================================================== prompt and ack

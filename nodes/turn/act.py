@@ -28,7 +28,7 @@ from kernel.facts import (
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
-from kernel.norms import acknowledgement
+from kernel.norms import acknowledgement, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import overlap, sentences, strip_echo, strip_scaffold, strip_signoff
 from kernel.tool_output import from_vault, source_label, vault_key
@@ -315,13 +315,19 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         says = (chosen is not None and chosen.echoed) or state.surface.modality == "statement"
         if says and stated and not any(f.value.casefold() in draft.casefold() for f in stated):
             noted = _noted(state, stated)  # the kernel's own words, from its beliefs: never tagged
+    # What the kernel says itself when the model gave nothing usable: the acknowledgement of a
+    # message that only set norms, or what the user told the agent, asked for (no fallback
+    # "I don't have a reliable answer" in front of the facts the kernel has).
+    answered = ""
+    if state.norm_ack and not without_norms(state.user_text).strip():
+        answered = "the acknowledgement is the reply"
+    elif state.asked_facts:
+        answered = "what the user told the agent is the reply"
     if missing:  # the model only repeated (the message, an earlier reply, or the prompt)
         noted = _noted(state)
-        draft = "" if noted else FALLBACKS[state.surface.modality]
-        degraded.append(
-            f"compose_final: {missing}; "
-            + ("the facts it stated are acknowledged" if noted else "fallback used")
-        )
+        draft = "" if noted or answered else FALLBACKS[state.surface.modality]
+        said = "the facts it stated are acknowledged" if noted else answered or "fallback used"
+        degraded.append(f"compose_final: {missing}; {said}")
     unsupported = unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
@@ -343,7 +349,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     from kernel.norms import enforce, known_names  # the user's standing instructions (norms)
 
     names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])
-    reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
+    empty = "" if answered else "…"
+    reply = enforce(reply or body or empty, state.norm_rules, known=names, ack=state.norm_ack)
     # "I live in Porto": a small model says the user's facts as its own; say them to the user.
     own = state.me.psyche.persona.name
     for clause in misattributed(reply, state.user_facts, own_name=own):
@@ -355,14 +362,15 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         owed_facts.setdefault(slot, value)
     if owed_facts:
         facts = "; ".join(told_sentence(slot, value) for slot, value in owed_facts.items())
-        kept.append(render_prompt("drafts/recalled", fact=facts).strip())
+        recalled = "drafts/recalled" if reply.strip() else "drafts/recalled_alone"
+        kept.append(render_prompt(recalled, fact=facts).strip())
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
         render_prompt("drafts/correction", old=old, current=current).strip()
         for old, current in stale_mentions(reply, state.corrections)
     ]
     # Checked answers and refusals come last, after the norms: a sentence limit never cuts them.
-    reply = ("\n\n".join([reply, *kept]) if kept else reply).strip()
+    reply = ("\n\n".join([reply, *kept]) if kept else reply).strip() or "…"
     return {
         "draft": draft,
         "reply": reply,

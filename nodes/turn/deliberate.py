@@ -21,6 +21,7 @@ from kernel import learning, norms, skai
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
 from prompts import render as render_prompt
+from prompts import template
 from state.files import parse_soul
 from state.turn import Candidate, Mode, TurnState
 
@@ -343,7 +344,7 @@ def _draft(
             "drafts",
             mode=state.mode,
             values=draft_values(state, deps, guidance=guidance),
-            history=[(x.user, x.reply) for x in state.history[-2:]] if dialogue else [],
+            history=[(x.user, model_view(x.reply)) for x in state.history[-2:]] if dialogue else [],
             fallback=fallback,
         )
         text, ok, reason, calls = thought.text, thought.ok, thought.reason, state.llm_calls + 1
@@ -550,6 +551,23 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     elif reason:
         notes += f"; best draft is {reason}, no re-draft left (one per turn, budget)"
     return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
+
+
+KERNEL_LINES = ("drafts/recalled", "drafts/recalled_alone", "drafts/correction")
+"""Templates of the lines composition adds to a reply itself (what the user told the agent, a
+correction): the model never wrote them."""
+
+
+def model_view(reply: str) -> str:
+    """Return an earlier reply as the dialogue shows it to the model: without the kernel's lines.
+
+    Seen on Qwen2.5-Coder-0.5B: after a reply that ended "(From what you told me: you live in
+    Leeds.)", the next draft was such a line itself, about facts nobody asked for. The user saw
+    those lines; the model needs its own words, not the kernel's pattern.
+    """
+    heads = tuple(template(name).template.split("$", 1)[0].strip() for name in KERNEL_LINES)
+    kept = [part for part in reply.split("\n\n") if not part.strip().startswith(heads)]
+    return "\n\n".join(kept).strip() or reply
 
 
 def earlier_exchanges(state: TurnState) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
@@ -234,3 +234,55 @@ def test_questions_about_the_user_get_every_fact_they_ask_for(
             "(From what you told me: you work as a nurse; you work at York Hospital; "
             "you live in York.)"
         )
+
+
+def test_when_the_model_gives_nothing_the_kernel_says_what_it_has(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen on Qwen2.5-Coder-0.5B through llama.cpp's server: a message that only set two norms
+    was echoed, and the reply was the acknowledgement followed by "I hear you. Tell me more?";
+    "What do you know about me?" got only copies of an earlier reply, and the reply was "I don't
+    have a reliable answer to that yet" followed by the facts the kernel had."""
+    model = _answering(
+        {
+            "translate new words": "Always reply in German and translate new words into English.",
+            "": "Nice to meet you! Nursing is demanding work, and York is a lovely city.",
+        }
+    )
+    deps = scripted_deps(instance, model)
+    with sqlite_saver(tmp_path / "nothing.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        norms = run_turn(compiled, "Always reply in German and translate new words into English.")
+        assert norms.reply == norms.norm_ack and norms.reply.startswith("Understood")
+        assert "translate new words into English" in norms.reply
+        run_turn(compiled, "Hi! I'm Alex and I work as a nurse at York Hospital.")
+        run_turn(compiled, "How is the weather where you are?")
+        profile = run_turn(compiled, "What do you know about me?")  # a copy of the last reply
+        assert any("what the user told the agent is the reply" in d for d in profile.degraded)
+        assert profile.reply == (
+            "From what you told me: your name is Alex; you work as a nurse; "
+            "you work at York Hospital."
+        )
+
+
+def test_the_dialogue_shows_the_model_its_own_words_not_the_kernels_lines(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen on Qwen2.5-Coder-0.5B: after a reply ending "(From what you told me: …)", the next
+    draft was such a line itself. The user saw the line; the model's dialogue leaves it out."""
+    seen: list[list[BaseMessage]] = []
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        seen.append(list(messages))
+        return "Tell me more."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "view.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "I live in Leeds.")
+        asked = run_turn(compiled, "Where do I live?")
+        assert asked.reply.endswith("(From what you told me: you live in Leeds.)")
+        seen.clear()
+        run_turn(compiled, "Can you recommend a good book for a rainy day?")
+        earlier = [str(m.content) for m in seen[0] if isinstance(m, AIMessage)]
+        assert "Tell me more." in earlier and not any("From what you told me" in m for m in earlier)
