@@ -1076,11 +1076,24 @@ def has_list_lines(text: str) -> bool:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=\S)|\n+")
+_LIST_NUMBER = re.compile(r"\(?\d{1,2}[.)]")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split text into sentences (line breaks end one too)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Split text into sentences (line breaks end one too).
+
+    A list number on its own ("… calculations. 2. **Use a profiler**: …") begins the sentence
+    after it: a cut to three sentences never ends on a dangling "2.".
+    """
+    out: list[str] = []
+    marker = ""
+    for piece in (s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()):
+        if _LIST_NUMBER.fullmatch(piece):
+            marker = f"{marker} {piece}".strip()
+            continue
+        out.append(f"{marker} {piece}".strip() if marker else piece)
+        marker = ""
+    return out
 
 
 def limit_sentences(text: str, n: int) -> str:

@@ -18,6 +18,7 @@ from kernel.norms import (
     limit_sentences,
     prompt_lines,
     prose_from_lists,
+    split_sentences,
     without_norms,
 )
 from state.instance import Instance
@@ -444,3 +445,12 @@ def test_prose_counts_on_across_list_items_spaced_by_blank_lines() -> None:
     out = prose_from_lists("1. Set goals.\n\n2. Take breaks.\n\n3. Sleep well.\n\nGood luck!")
     assert out.startswith("First, set goals. Second, take breaks. Third, sleep well.")
     assert out.count("First,") == 1 and out.rstrip().endswith("Good luck!")
+
+
+def test_a_sentence_cut_never_ends_on_a_dangling_list_number() -> None:
+    """Seen on Qwen2.5-Coder-0.5B under "keep your answers short": the cut reply ended "… 2."."""
+    text = "To speed up tests: use a cache. This helps. 2. **Run in parallel**: use xdist. 3. Done."
+    assert limit_sentences(text, 3) == (
+        "To speed up tests: use a cache. This helps. 2. **Run in parallel**: use xdist."
+    )
+    assert split_sentences("I have 2. Then 3 more.") == ["I have 2.", "Then 3 more."]
