@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from kernel.facts import STATED_SLOTS
+from kernel.facts import STATED_SLOTS, extract_facts
 from kernel.memory import USER_ENTITY, inferred_confidence, valid_slot
 from state.records import MemoryEntry
 from state.tiers import normalise_value
@@ -252,7 +252,15 @@ def stated_problem(slot: str, value: str, text: str) -> str:
     for sentence in _SENTENCE_SPLIT.findall(text):
         said = words(sentence)
         if wanted <= said and said & _FIRST_PERSON and not sentence.rstrip().endswith("?"):
-            return ""
+            # the statement grammar reads the value as another fact ("Actually I moved to
+            # Gothenburg." is where the user lives: a claim "name = Gothenburg" has no support)
+            other = [
+                f
+                for f in extract_facts(sentence)
+                if f.value.casefold() == value.casefold() and f.slot_key != slot
+            ]
+            if not other:
+                return ""
     return "a fact about who the user is, and no first-person statement in the memory carries it"
 
 

@@ -147,6 +147,16 @@ def test_who_the_user_is_is_never_claimed_from_a_question(instance: Instance) ->
     assert sum("no first-person statement" in r for r in note.meta["dropped"]) == 3
 
 
+def test_a_statement_of_one_fact_is_no_support_for_another(instance: Instance) -> None:
+    """Qwen2.5-Coder-0.5B claimed "name = Gothenburg" from "Actually I moved to Gothenburg."."""
+    answer = claims_json(
+        ("m1", "user.profile.name", "Gothenburg", 0.6),
+        ("m1", "user.profile.location", "Gothenburg", 0.6),
+    )
+    _, claims, _ = run(instance, answer, "Actually I moved to Gothenburg last week.")
+    assert [(c.slot_key, c.value) for c in claims] == [("user.profile.location", "Gothenburg")]
+
+
 @pytest.mark.parametrize(
     "slot", ["Profile Name", "user", "market.trend.oslo", "user.profile.a.b.c.d", "user..name"]
 )
