@@ -6,7 +6,8 @@ back to "I hear you. Tell me more?") and then answered "Where do I live now?" wi
 Porto." and "What's my name?" with "My name is Dana."
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,13 @@ def _answering(replies: dict[str, str]) -> ScriptedChatModel:
     return ScriptedChatModel(respond=respond)
 
 
+@contextmanager
+def _turn_graph(instance: Instance, db: Path, model: ScriptedChatModel) -> Iterator[Any]:
+    """Yield the real turn graph on ``model``, checkpointed in ``db``."""
+    with sqlite_saver(db) as saver:
+        yield build_turn_graph(scripted_deps(instance, model)).compile(checkpointer=saver)
+
+
 def test_a_reply_that_tells_the_user_other_facts_than_theirs_gets_theirs(
     instance: Instance, tmp_path: Path
 ) -> None:
@@ -205,9 +213,7 @@ def test_questions_about_the_user_get_every_fact_they_ask_for(
             "know about me": "You're Alex, and I'll be your friendly nurse at York Hospital.",
         }
     )
-    deps = scripted_deps(instance, model)
-    with sqlite_saver(tmp_path / "who.sqlite") as saver:
-        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+    with _turn_graph(instance, tmp_path / "who.sqlite", model) as compiled:
         hello = run_turn(compiled, "Hi! I'm Alex and I work as a nurse at York Hospital.")
         assert hello.user_facts == {
             "user.profile.name": "Alex",
@@ -249,9 +255,7 @@ def test_when_the_model_gives_nothing_the_kernel_says_what_it_has(
             "": "Nice to meet you! Nursing is demanding work, and York is a lovely city.",
         }
     )
-    deps = scripted_deps(instance, model)
-    with sqlite_saver(tmp_path / "nothing.sqlite") as saver:
-        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+    with _turn_graph(instance, tmp_path / "nothing.sqlite", model) as compiled:
         norms = run_turn(compiled, "Always reply in German and translate new words into English.")
         assert norms.reply == norms.norm_ack and norms.reply.startswith("Understood")
         assert "translate new words into English" in norms.reply
@@ -276,9 +280,9 @@ def test_the_dialogue_shows_the_model_its_own_words_not_the_kernels_lines(
         seen.append(list(messages))
         return "Tell me more."
 
-    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
-    with sqlite_saver(tmp_path / "view.sqlite") as saver:
-        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+    with _turn_graph(
+        instance, tmp_path / "view.sqlite", ScriptedChatModel(respond=respond)
+    ) as compiled:
         run_turn(compiled, "I live in Leeds.")
         asked = run_turn(compiled, "Where do I live?")
         assert asked.reply.endswith("(From what you told me: you live in Leeds.)")
