@@ -1093,6 +1093,8 @@ def split_sentences(text: str) -> list[str]:
             continue
         out.append(f"{marker} {piece}".strip() if marker else piece)
         marker = ""
+    if marker:  # a number left at the very end counts as a sentence (a cut drops it)
+        out.append(marker)
     return out
 
 

@@ -254,12 +254,12 @@ def stated_problem(slot: str, value: str, text: str) -> str:
         if wanted <= said and said & _FIRST_PERSON and not sentence.rstrip().endswith("?"):
             # the statement grammar reads the value as another fact ("Actually I moved to
             # Gothenburg." is where the user lives: a claim "name = Gothenburg" has no support)
-            other = [
-                f
+            read = {
+                f.slot_key
                 for f in extract_facts(sentence)
-                if f.value.casefold() == value.casefold() and f.slot_key != slot
-            ]
-            if not other:
+                if f.value.casefold() == value.casefold()
+            }
+            if not read or slot in read:  # "I work at Oxford and I live in Oxford": both stand
                 return ""
     return "a fact about who the user is, and no first-person statement in the memory carries it"
 

@@ -349,8 +349,10 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     from kernel.norms import enforce, known_names  # the user's standing instructions (norms)
 
     names = known_names([*sources, *(b.text for b in state.me.self_state.beliefs.statements)])
-    empty = "" if answered else "…"
-    reply = enforce(reply or body or empty, state.norm_rules, known=names, ack=state.norm_ack)
+    if reply or body or not answered:
+        reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
+    else:  # nothing of the model's is left: the acknowledgement (or the recalled facts) alone
+        reply = state.norm_ack
     # "I live in Porto": a small model says the user's facts as its own; say them to the user.
     own = state.me.psyche.persona.name
     for clause in misattributed(reply, state.user_facts, own_name=own):

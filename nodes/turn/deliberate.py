@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import date, timedelta
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -344,7 +345,7 @@ def _draft(
             "drafts",
             mode=state.mode,
             values=draft_values(state, deps, guidance=guidance),
-            history=[(x.user, model_view(x.reply)) for x in state.history[-2:]] if dialogue else [],
+            history=model_dialogue(state) if dialogue else [],
             fallback=fallback,
         )
         text, ok, reason, calls = thought.text, thought.ok, thought.reason, state.llm_calls + 1
@@ -558,16 +559,31 @@ KERNEL_LINES = ("drafts/recalled", "drafts/recalled_alone", "drafts/correction")
 correction): the model never wrote them."""
 
 
+@cache
+def _kernel_heads() -> tuple[str, ...]:
+    """How each kernel line begins (its template up to the first placeholder)."""
+    return tuple(template(name).template.split("$", 1)[0].strip() for name in KERNEL_LINES)
+
+
 def model_view(reply: str) -> str:
     """Return an earlier reply as the dialogue shows it to the model: without the kernel's lines.
 
     Seen on Qwen2.5-Coder-0.5B: after a reply that ended "(From what you told me: you live in
     Leeds.)", the next draft was such a line itself, about facts nobody asked for. The user saw
-    those lines; the model needs its own words, not the kernel's pattern.
+    those lines; the model needs its own words, not the kernel's pattern ("" when the reply was
+    only the kernel's).
     """
-    heads = tuple(template(name).template.split("$", 1)[0].strip() for name in KERNEL_LINES)
-    kept = [part for part in reply.split("\n\n") if not part.strip().startswith(heads)]
-    return "\n\n".join(kept).strip() or reply
+    kept = [part for part in reply.split("\n\n") if not part.strip().startswith(_kernel_heads())]
+    return "\n\n".join(kept).strip()
+
+
+def model_dialogue(state: TurnState) -> list[tuple[str, str]]:
+    """Return the last two exchanges as the model sees them.
+
+    An exchange the kernel answered alone is left out: the model would copy its pattern.
+    """
+    shown = [(x.user, model_view(x.reply)) for x in state.history[-2:]]
+    return [(user, reply) for user, reply in shown if reply]
 
 
 def earlier_exchanges(state: TurnState) -> list[tuple[str, str]]:

@@ -17,7 +17,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
 from graph.session import run_turn
+from nodes.turn.deliberate import model_dialogue
 from state.instance import Instance
+from state.turn import Exchange, TurnState
 from tests.graph.conftest import TurnRunner, scripted_deps
 from tests.scripted import ScriptedChatModel
 
@@ -290,3 +292,27 @@ def test_the_dialogue_shows_the_model_its_own_words_not_the_kernels_lines(
         run_turn(compiled, "Can you recommend a good book for a rainy day?")
         earlier = [str(m.content) for m in seen[0] if isinstance(m, AIMessage)]
         assert "Tell me more." in earlier and not any("From what you told me" in m for m in earlier)
+
+
+def test_the_model_is_not_shown_an_exchange_the_kernel_answered_alone() -> None:
+    state = TurnState(
+        user_text="Can you recommend a book?",
+        history=[
+            Exchange(user="Who am I?", reply="From what you told me: your name is Alex."),
+            Exchange(user="Hi", reply="Hello!\n\n(From what you told me: you live in York.)"),
+        ],
+    )
+    assert model_dialogue(state) == [("Hi", "Hello!")]
+
+
+def test_an_avoided_topic_leaves_the_recalled_facts_alone(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """With a standing "never talk about X", an empty reply is not "Let's talk about something
+    else." in front of the facts the user asked for."""
+    model = _answering({"Where do I live": "Where do I live?"})
+    with _turn_graph(instance, tmp_path / "topic.sqlite", model) as compiled:
+        run_turn(compiled, "I live in Leeds.")
+        run_turn(compiled, "Never talk about football.")
+        asked = run_turn(compiled, "Where do I live?")
+        assert asked.reply == "From what you told me: you live in Leeds."

@@ -146,7 +146,8 @@ def test_layer1_moderates_a_risky_action_and_lets_a_safe_one_pass(
     write_note(instance, "# notes\nthe user likes tea\n")
     add_goal(instance, "read notes.md and learn what it says")
 
-    def explorer(me: Any) -> Any:  # an explorer self, with the default or the widest tolerance
+    def explorer(present: Any) -> Any:  # an explorer self, with the default or widest tolerance
+        me = present.fork()  # a merge never changes the present self in place
         me.psyche.archetypes.explorer = 0.95
         me.autonomy.exploration_risk_tolerance = tolerance
         return me

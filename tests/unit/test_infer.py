@@ -157,6 +157,15 @@ def test_a_statement_of_one_fact_is_no_support_for_another(instance: Instance) -
     assert [(c.slot_key, c.value) for c in claims] == [("user.profile.location", "Gothenburg")]
 
 
+def test_one_value_may_be_two_facts_the_statement_says(instance: Instance) -> None:
+    answer = claims_json(
+        ("m1", "user.profile.employer", "Oxford", 0.6),
+        ("m1", "user.profile.location", "Oxford", 0.6),
+    )
+    _, claims, _ = run(instance, answer, "I work at Oxford and I live in Oxford these days.")
+    assert sorted(c.slot_key for c in claims) == ["user.profile.employer", "user.profile.location"]
+
+
 @pytest.mark.parametrize(
     "slot", ["Profile Name", "user", "market.trend.oslo", "user.profile.a.b.c.d", "user..name"]
 )

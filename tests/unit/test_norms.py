@@ -454,3 +454,5 @@ def test_a_sentence_cut_never_ends_on_a_dangling_list_number() -> None:
         "To speed up tests: use a cache. This helps. 2. **Run in parallel**: use xdist."
     )
     assert split_sentences("I have 2. Then 3 more.") == ["I have 2.", "Then 3 more."]
+    ended = "Use a cache. Avoid redundant work. Profile first. 2."
+    assert limit_sentences(ended, 3) == "Use a cache. Avoid redundant work. Profile first."
