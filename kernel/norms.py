@@ -426,9 +426,10 @@ a request for this turn is not ("explain all the steps of photosynthesis", "tran
 sentence", "cite three sources on X"). A clause of the same sentence after a norm that says how
 to answer is read again as if it began with "Always" ("Answer in French and use simple words"):
 it becomes a norm when it reads as one that way."""
-_FIXED_KINDS = frozenset({"no_lists", "max_sentences", "address_as", "language"})
-"""Norms whose wording is fixed by the kernel: a request after one is not part of it (a style norm
-keeps the user's words whole: "always cite sources and show your working")."""
+_FIXED_KINDS = frozenset({"no_lists", "max_sentences", "address_as", "language", "avoid_topic"})
+"""Norms whose wording is fixed by the kernel (an avoided topic is a noun phrase): a request after
+one is not part of it (a style norm keeps the user's words whole: "always cite sources and show
+your working")."""
 
 
 # =========================================================================== parsing
@@ -807,7 +808,9 @@ def detect(message: str) -> list[NormProposal]:
             proposal = _detect_clause(head) if rest else None
             tail = None
             if proposal is None or proposal.kind not in _FIXED_KINDS:
-                proposal = _detect_clause(part)
+                # the user's whole words when they read as one norm; else the norm before the
+                # request ("Don't mention football and translate …": the topic is football)
+                proposal = _detect_clause(part) or proposal
             elif _HOW_TAIL.match(rest[0].strip()):  # "… and translate new words into …"
                 tail = _detect_clause(f"Always {rest[0].strip()}")
             if proposal is None and previous is not None and _HOW_TAIL.match(part.strip()):

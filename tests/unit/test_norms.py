@@ -252,6 +252,12 @@ def test_norm_clauses_and_what_the_reply_must_be_about(
         ("Answer in French and translate this new sentence: hi.", ["Answer in French."]),
         ("Answer in French and cite any three sources on climate.", ["Answer in French."]),
         ("Call me Sam and explain the difficult parts of chapter 3.", ["Address the user as Sam."]),
+        # an avoided topic is a noun phrase: a request after it is not part of the topic
+        ("Never talk about politics and tell me a joke.", ["Never mention politics."]),
+        (
+            "Don't mention football and translate new words into English.",
+            ["Never mention football.", "Always translate new words into English."],
+        ),
         # no norm before it: a statement or a question stays one
         ("I use Linux and avoid Windows.", []),
         ("What should I use for backups?", []),
