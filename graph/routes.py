@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from state.cycle import CycleState, ReflectState
 from state.turn import Candidate, Mode, ToolChoice
@@ -22,8 +22,6 @@ class RouteView(BaseModel):
     Each field has ``TurnState``'s default, so a channel no step has written yet reads as it
     would in the whole state.
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True, revalidate_instances="never")
 
 
 class ModeView(RouteView):

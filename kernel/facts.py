@@ -178,9 +178,12 @@ def extract_facts(text: str) -> list[Fact]:
             )
             if fact is None:
                 continue
-            place = _workplace(clause) if fact.slot_key == OCCUPATION else None
-            if fact.value.lower().endswith(("student", "pupil")):
-                place = None  # "a student at the University of York" does not work there
+            # a named workplace after a job is the employer ("a student at the University of
+            # York" does not work there)
+            works = fact.slot_key == OCCUPATION and not fact.value.lower().endswith(
+                ("student", "pupil")
+            )
+            place = _workplace(clause) if works else None
             for found in (fact, Fact(EMPLOYER, place, sentence) if place else None):
                 if found is not None and all(f.slot_key != found.slot_key for f in facts):
                     facts.append(replace(found, clause=part.strip()))
@@ -593,21 +596,13 @@ def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
     return {
         slot: value
         for slot, value in facts.items()
-        if not any(_says(piece, value) for piece in neutral)
+        if not any(_mentions(piece, value) for piece in neutral)
     }
 
 
-def _says(text: str, value: str) -> bool:
+def _mentions(text: str, value: str) -> bool:
     """Say whether ``text`` holds ``value`` as whole words ("Alexandra" does not hold "Alex")."""
-    at = text.casefold().find(value.casefold())
-    while at >= 0:
-        end = at + len(value)
-        if (at == 0 or not text[at - 1].isalnum()) and (
-            end == len(text) or not text[end].isalnum()
-        ):
-            return True
-        at = text.casefold().find(value.casefold(), at + 1)
-    return False
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
 
 def contradicted(reply: str, user_facts: Mapping[str, str]) -> list[tuple[str, str]]:
@@ -648,8 +643,6 @@ def stale_mentions(reply: str, corrections: dict[str, str]) -> list[tuple[str, s
     """
     found = []
     for old, current in corrections.items():
-        says_old = re.search(rf"(?<!\w){re.escape(old)}(?!\w)", reply, re.IGNORECASE)
-        says_new = re.search(rf"(?<!\w){re.escape(current)}(?!\w)", reply, re.IGNORECASE)
-        if says_old and not says_new:
+        if _mentions(reply, old) and not _mentions(reply, current):
             found.append((old, current))
     return found

@@ -513,11 +513,12 @@ def _parse(raw: str) -> _Clause | None:
     return clause
 
 
-def _clauses(message: str) -> list[str]:
-    out: list[str] = []
-    for sentence in _SPLIT_SENTENCES.split(message):
-        out.extend(part for part in _SPLIT_CLAUSES.split(sentence) if part and part.strip())
-    return out
+def _sentence_clauses(message: str) -> list[list[str]]:
+    """Return the clauses of each sentence (a norm's scope ends with its sentence)."""
+    return [
+        [part for part in _SPLIT_CLAUSES.split(sentence) if part and part.strip()]
+        for sentence in _SPLIT_SENTENCES.split(message)
+    ]
 
 
 # =========================================================================== kind matchers
@@ -801,9 +802,9 @@ _MATCHERS = (_address, _language, _no_lists, _max_sentences, _avoid_topic, _styl
 def detect(message: str) -> list[NormProposal]:
     """Return the norms a user message sets (an empty list for ordinary messages)."""
     found: dict[tuple[str, str], NormProposal] = {}
-    for sentence in _SPLIT_SENTENCES.split(message):
+    for clauses in _sentence_clauses(message):
         previous: NormProposal | None = None
-        for part in (p for p in _SPLIT_CLAUSES.split(sentence) if p and p.strip()):
+        for part in clauses:
             head, *rest = _SPLIT_REQUEST.split(part, maxsplit=1)
             proposal = _detect_clause(head) if rest else None
             tail = None
@@ -811,15 +812,20 @@ def detect(message: str) -> list[NormProposal]:
                 # the user's whole words when they read as one norm; else the norm before the
                 # request ("Don't mention football and translate …": the topic is football)
                 proposal = _detect_clause(part) or proposal
-            elif _HOW_TAIL.match(rest[0].strip()):  # "… and translate new words into …"
-                tail = _detect_clause(f"Always {rest[0].strip()}")
-            if proposal is None and previous is not None and _HOW_TAIL.match(part.strip()):
-                proposal = _detect_clause(f"Always {part.strip()}")  # "… and use simple words"
+            else:  # "… and translate new words into English"
+                tail = _standing_tail(rest[0].strip())
+            if proposal is None and previous is not None:
+                proposal = _standing_tail(part.strip())  # "… and use simple words"
             for found_one in (proposal, tail):
                 if found_one is not None:
                     found.setdefault(found_one.key(), found_one)
             previous = proposal
     return list(found.values())
+
+
+def _standing_tail(text: str) -> NormProposal | None:
+    """Return the norm ``text`` sets after another norm, read as if it began with "Always"."""
+    return _detect_clause(f"Always {text}") if _HOW_TAIL.match(text) else None
 
 
 def _detect_clause(part: str) -> NormProposal | None:
@@ -858,13 +864,13 @@ def without_norms(message: str) -> str:
     norm after a first is dropped too ("… and translate new words into English").
     """
     kept: list[str] = []
-    for sentence in _SPLIT_SENTENCES.split(message):
+    for clauses in _sentence_clauses(message):
         after_norm = False
-        for part in (p for p in _SPLIT_CLAUSES.split(sentence) if p and p.strip()):
+        for part in clauses:
             for piece in (p.strip() for p in _SPLIT_REQUEST.split(part) if p.strip()):
                 norm = _detect_clause(piece)
-                if norm is None and after_norm and _HOW_TAIL.match(piece):
-                    norm = _detect_clause(f"Always {piece}")
+                if norm is None and after_norm:
+                    norm = _standing_tail(piece)
                 if norm is None or len(piece.split()) > NORM_CLAUSE_MAX_WORDS:
                     kept.append(piece)
                 after_norm = norm is not None

@@ -422,9 +422,11 @@ class MemoryStore:
         user stated (``PROFILE_FACTS`` at most, the name first: ``PROFILE_ORDER``). Otherwise each
         part of the question ("What's my name and where do I live?") that asks about the user is
         matched on its own: by its wording where that is unambiguous and every part asks about
-        the user (``kernel.facts.asked_slot``), else by meaning (``asked_belief``).
+        the user (``kernel.facts.asked_slot``), else by meaning (``_asked_among``).
         """
         slots = self.tiers.current_slots(USER_ENTITY)
+        if not slots:
+            return []
         if profile_question(question):
             rank = {key: i for i, key in enumerate(PROFILE_ORDER)}
             ordered = sorted(slots, key=lambda s: (rank.get(s.slot_key, len(rank)), s.slot_key))
@@ -438,14 +440,14 @@ class MemoryStore:
             slot = (
                 next((s for s in slots if s.slot_key == wanted), None)
                 if wanted
-                else self.asked_belief(part)
+                else self._asked_among(slots, part)
             )
             if slot is not None:
                 found.setdefault(slot.slot_key, slot)
         return list(found.values())
 
-    def asked_belief(self, question: str) -> SlotValue | None:
-        """Return the user's current belief ``question`` asks about, or None.
+    def _asked_among(self, slots: list[SlotValue], question: str) -> SlotValue | None:
+        """Return the one of ``slots`` (the user's current beliefs) ``question`` asks about.
 
         The question is compared with each slot's description without its value ("the city
         where I live"), so "Where is Lisbon?" does not match the value Lisbon: the best slot must
@@ -454,9 +456,6 @@ class MemoryStore:
         """
         import numpy as np
 
-        slots = self.tiers.current_slots(USER_ENTITY)
-        if not slots:
-            return None
         phrases = [slot_phrase(s.slot_key) for s in slots]
         sims = self._phrase_vectors(phrases) @ self._embed([question])[0]
         order = np.argsort(-sims)
