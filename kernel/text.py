@@ -223,3 +223,52 @@ def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
         kept.append(line)
     cleaned = "\n".join(kept).strip()
     return cleaned or reply
+
+
+_NARRATION_RE = re.compile(
+    r"^\W*(?:(?:the|this)\s+user(?:'s)?\s+(?:\w+\s+){0,2}?(?:asks?|asked|is\s+asking|says?|said"
+    r"|mentions?|mentioned|introduces?|introduced|greets?|greeted|wants\s+to\s+know|responds?"
+    r"|responded|writes?|wrote|tells?|told|shares?|shared)\b"
+    r"|this\s+(?:is|was)\s+(?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:joke|response|reply|answer"
+    r"|message|greeting|comment|remark)\s+(?:about|to|from|on|for)\b)",
+    re.IGNORECASE,
+)
+"""A sentence that narrates the exchange instead of taking part in it ("The user asks a question
+that…", "This is a joke about the user's name…"): the prompt speaks of "the user", the reply
+speaks to them."""
+
+
+def strip_narration(reply: str) -> str:
+    """Drop the sentences of ``reply`` that comment on the conversation from outside it.
+
+    SmolLM2-135M, greeted by a chemistry teacher, answered and then added "This is a joke about
+    the user's name being the teacher's son. The user asks a question that would answer…". Only
+    a sentence that opens with the user as the one who asks, says or writes, or that calls the
+    reply a joke or a response about something, is narration; "If the user says no, …" in an
+    answer about software is not. Returns ``reply`` unchanged when nothing else would be left.
+    """
+    paragraphs = []
+    for paragraph in reply.split("\n\n"):
+        said = sentences(paragraph)
+        kept = [s for s in said if not _NARRATION_RE.match(s)]
+        if len(kept) == len(said):
+            paragraphs.append(paragraph)  # untouched, line breaks and all
+        elif kept:
+            paragraphs.append(" ".join(kept))
+    cleaned = "\n\n".join(paragraphs).strip()
+    return cleaned or reply
+
+
+_WRAPPED_RE = re.compile(r'^\s*(["“])([^"“”\n][^"“”]*[^"“”\s])(["”])\s*$')
+
+
+def unwrap_quotes(reply: str) -> str:
+    """Remove double quotes a whole paragraph is wrapped in ('"Ah, thank you for asking. …"').
+
+    A small model often answers as if quoting itself. Only a paragraph that opens and closes with
+    a double quote and holds no other is unwrapped; a quotation inside a sentence stays.
+    """
+    return "\n\n".join(
+        match.group(2) if (match := _WRAPPED_RE.match(part)) else part
+        for part in reply.split("\n\n")
+    )

@@ -30,7 +30,15 @@ from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
 from kernel.norms import acknowledgement, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
-from kernel.text import overlap, sentences, strip_echo, strip_scaffold, strip_signoff
+from kernel.text import (
+    overlap,
+    sentences,
+    strip_echo,
+    strip_narration,
+    strip_scaffold,
+    strip_signoff,
+    unwrap_quotes,
+)
 from kernel.tool_output import from_vault, source_label, vault_key
 from nodes.services import Services
 from nodes.turn.affordance import tool_decision
@@ -298,6 +306,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         if said and draft:
             draft = strip_echo(draft, said)
     draft = strip_scaffold(draft, prompt_headings()).strip()
+    draft = unwrap_quotes(strip_narration(draft))  # commentary on the exchange; '"The reply"'
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
     missing = "the draft only repeated the message" if not draft.strip() else ""

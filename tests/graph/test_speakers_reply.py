@@ -316,3 +316,18 @@ def test_an_avoided_topic_leaves_the_recalled_facts_alone(
         run_turn(compiled, "Never talk about football.")
         asked = run_turn(compiled, "Where do I live?")
         assert asked.reply == "From what you told me: you live in Leeds."
+
+
+def test_a_reply_never_narrates_the_exchange(instance: Instance, tmp_path: Path) -> None:
+    """SmolLM2-135M on the embedded default added a paragraph about "the user" to its greeting."""
+    greeting = (
+        '"Ah, thank you for asking. What brings you here today? Are you looking to learn '
+        "something new?\"\n\nThis is a joke about the user's name being the teacher's son. The "
+        "user asks a question that would answer the user's question without any information."
+    )
+    model = _answering({"What could you help me with": greeting})
+    with _turn_graph(instance, tmp_path / "narration.sqlite", model) as compiled:
+        state = run_turn(compiled, "Hi! I'm Alex. What could you help me with?")
+        assert "What brings you here today?" in state.reply
+        assert "This is a joke" not in state.reply and "The user asks" not in state.reply
+        assert '"' not in state.reply

@@ -10,7 +10,7 @@ a yes/no question as an answer, are kept.
 
 import pytest
 
-from kernel.text import near_echo, strip_echo, strip_signoff
+from kernel.text import near_echo, strip_echo, strip_narration, strip_signoff, unwrap_quotes
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,37 @@ def test_near_echo_needs_a_long_copied_run() -> None:
 )
 def test_strip_signoff(reply: str, expected: str) -> None:
     assert strip_signoff(reply) == expected
+
+
+SMOL_GREETING = (
+    "\"Ah, thank you for asking. You're Alex, and you teach chemistry in Leeds. What brings you "
+    "here today?\"\n\nThis is a joke about the user's name being the teacher's son. The user asks "
+    "a question that would answer the user's question without needing to provide any information."
+)
+"""SmolLM2-135M on the embedded default, to "Hi! I'm Alex, I teach chemistry in Leeds."."""
+
+
+def test_narration_of_the_exchange_is_dropped_and_a_wrapped_reply_unwrapped() -> None:
+    assert unwrap_quotes(strip_narration(SMOL_GREETING)) == (
+        "Ah, thank you for asking. You're Alex, and you teach chemistry in Leeds. What brings you "
+        "here today?"
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "If the user says no, retry the login. The user table needs an index.",
+        "When the user asks for a refund, check the order first.",
+        "Steps:\n1. Log in.\n2. The user is shown a form.",
+        "The user asks a question.",  # nothing else would be left
+    ],
+)
+def test_an_answer_that_talks_about_users_is_kept_as_it_is(reply: str) -> None:
+    assert strip_narration(reply) == reply
+
+
+def test_only_a_paragraph_wrapped_whole_in_quotes_is_unwrapped() -> None:
+    assert unwrap_quotes('He said "hi" to me.') == 'He said "hi" to me.'
+    assert unwrap_quotes("“Balance is key.”\n\nMore here.") == "Balance is key.\n\nMore here."
+    assert unwrap_quotes('"A" and "B"') == '"A" and "B"'
