@@ -674,7 +674,10 @@ def select_mode(signals: ModeSignals, *, default: Mode = DEFAULT_MODE) -> Mode:
 
 def _fold(text: str) -> str:
     """Lower-case, unify apostrophes and strip accents (NFKD without combining marks)."""
-    decomposed = unicodedata.normalize("NFKD", text.lower().replace("\u2019", "'"))
+    lowered = text.lower().replace("\u2019", "'")
+    if lowered.isascii():  # nothing to decompose: most turns' texts, folded dozens of times each
+        return lowered
+    decomposed = unicodedata.normalize("NFKD", lowered)
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 

@@ -10,6 +10,7 @@ events (weight changes, soft deletes) are new lines that refer to earlier ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -155,10 +156,10 @@ class MemoryJournal:
     def tail(self, n: int, *, authors: tuple[str, ...] | None = None) -> list[MemoryEntry]:
         """Return the ``n`` newest entries (newest first), reading day files backwards."""
         found: list[MemoryEntry] = []
-        wanted = tuple(f'"author":"{a}"'.encode() for a in authors) if authors else None
+        wanted = _author_pattern(tuple(authors)) if authors else None
         for path in self._files_newest_first():
             for raw in _reverse_lines(path):
-                if wanted and not any(w in raw for w in wanted):
+                if wanted is not None and wanted.search(raw) is None:
                     continue
                 try:
                     found.append(MemoryEntry.model_validate_json(raw))
@@ -224,6 +225,16 @@ class MemoryJournal:
                 except (ValidationError, ValueError) as exc:
                     reason = str(exc).splitlines()[0][:120]
                     yield f"{path}:{number}: unreadable memory line skipped ({reason})"
+
+
+@functools.cache
+def _author_pattern(authors: tuple[str, ...]) -> re.Pattern[bytes]:
+    """Match a ledger line written by one of ``authors`` (one scan of the line, not one each).
+
+    Lines are written by ``json.dumps`` without spaces, so the author reads ``"author":"self"``.
+    """
+    names = b"|".join(re.escape(a.encode()) for a in authors)
+    return re.compile(b'"author":"(?:' + names + b')"')
 
 
 def _reverse_lines(path: Path, block: int = 65536) -> Iterator[bytes]:

@@ -32,7 +32,7 @@ import re
 import shutil
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -487,7 +487,7 @@ class MemoryStore:
         """Fetch indexed memories by id, with their vectors (from this handle's cache first)."""
         if not ids:
             return []
-        cached = [replace(self._known[i], source=source) for i in ids if i in self._known]
+        cached = [self._known[i].but(source=source) for i in ids if i in self._known]
         missing = [i for i in ids if i not in self._known]
         if not missing:
             return cached
@@ -620,7 +620,7 @@ class MemoryStore:
         # Recency is relative to the newest candidate: what matters is which of the competing
         # memories is later, not how long the store sat unused.
         newest = max(c.epoch for c in cands)
-        hits = []
+        scored = []
         for cand, cosine in zip(cands, cosines, strict=True):
             doc = info.get(cand.id)
             lex = lexical.get(cand.id)
@@ -637,22 +637,24 @@ class MemoryStore:
                 in_period=any(a.timestamp() <= cand.epoch < b.timestamp() for a, b in periods),
                 speaker_match=bool(cand.speaker) and cand.speaker in names,
             )
-            hits.append(
-                Hit(
-                    id=cand.id,
-                    text=cand.text,
-                    score=mk.rank_score(signals),
-                    author=cand.author,
-                    timestamp=datetime.fromtimestamp(cand.epoch, tz=UTC).isoformat(),
-                    source="both" if (lex and cand.source != "lexical") else cand.source,
-                    tainted=cand.tainted,
-                    superseded=signals.superseded,
-                    contradictions=signals.contradictions,
-                    risky=signals.risky,
-                )
+            scored.append((mk.rank_score(signals), cand.epoch, cand, signals, lex is not None))
+        # Best first, the later memory first on a tie; only the k returned become hits.
+        scored.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        return [
+            Hit(
+                id=cand.id,
+                text=cand.text,
+                score=score,
+                author=cand.author,
+                timestamp=datetime.fromtimestamp(epoch, tz=UTC).isoformat(),
+                source="both" if (has_lex and cand.source != "lexical") else cand.source,
+                tainted=cand.tainted,
+                superseded=signals.superseded,
+                contradictions=signals.contradictions,
+                risky=signals.risky,
             )
-        hits.sort(key=lambda h: (h.score, h.timestamp), reverse=True)
-        return hits[:k]
+            for score, epoch, cand, signals, has_lex in scored[:k]
+        ]
 
     def get(self, memory_id: str) -> MemoryEntry | None:
         """Return the ledger entry with ``memory_id`` (a full scan; for CLI use)."""
@@ -844,7 +846,18 @@ class _Candidate:
     speaker: str = ""  # folded name of who said it ("" if unknown)
 
     def with_lexical(self, strength: float) -> _Candidate:
-        return replace(self, lexical=strength)
+        return self.but(lexical=strength)
+
+    def but(self, **changes: Any) -> _Candidate:
+        """Return a copy with ``changes`` (``dataclasses.replace`` without its per-field checks).
+
+        A search copies about fifty candidates; ``replace`` re-runs ``__init__`` (2.3 µs, this 0.5).
+        """
+        copied = object.__new__(_Candidate)
+        fields = copied.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return copied
 
 
 def _candidates(
