@@ -192,12 +192,13 @@ def extract_facts(text: str) -> list[Fact]:
 
 _NAME_WORD = r"(?-i:[A-Z])[\w'’.-]*"
 _NAMED_PLACE_RE = re.compile(
-    rf"\s(?:at\s+((?:the\s+)?{_NAME_WORD}(?:\s+(?:of\s+|&\s+|and\s+)?{_NAME_WORD}){{0,4}})"
+    rf"\s(?:at\s+((?:the\s+)?{_NAME_WORD}(?:\s+(?:of\s+|&\s+|and\s+)?(?!I\b){_NAME_WORD}){{0,4}})"
     rf"|for\s+(the\s+{_NAME_WORD}(?:\s+(?:of\s+|&\s+)?{_NAME_WORD}){{0,4}}|(?-i:[A-Z]{{2,}})\b))",
     re.IGNORECASE,
 )
-"""A named workplace after a job: "at" a name ("a nurse at York Hospital"), "for" the named body
-or an acronym ("a reporter for the BBC", "an analyst for IBM"; not "a tutor for English")."""
+"""A named workplace after a job: "at" a name ("a nurse at York Hospital", "a cook at Marks and
+Spencer"; not "… at York Hospital and I …"), "for" the named body or an acronym ("a reporter for
+the BBC", "an analyst for IBM"; not "a tutor for English")."""
 _NOT_WORKPLACES = frozenset(
     """christmas easter halloween thanksgiving diwali eid hanukkah ramadan new weekends weekend
     night nights home work school church university college weddings the monday tuesday wednesday
@@ -208,12 +209,21 @@ _NOT_WORKPLACES = frozenset(
 Christmas", "a cook at Home")."""
 
 
+_NOT_EMPLOYER_RE = re.compile(
+    r"^(?:(?:from|at|in)\s+)?(?:home|remotely|remote|night|nights|weekends?|the weekends?"
+    r"|(?:a |an )?(?:lot|bit)|hard|late|early|too much|part[- ]time|full[- ]time|shifts?)\b",
+    re.IGNORECASE,
+)
+"""What follows "I work" that says where, when or how much, not for whom."""
+
+
 def _workplace(clause: str) -> str | None:
     """Return the named employer a job clause gives ("I work as a nurse at York Hospital")."""
     match = _NAMED_PLACE_RE.search(clause)
     if match is None:
         return None
-    name = _clean_value(match.group(1) or match.group(2))
+    # "Marks and Spencer", "Johnson & Johnson": an "and" between two names is part of the name
+    name = _clean_value(match.group(1) or match.group(2), keep_lists=True)
     words = name.lower().split()
     if not words or (len(words) == 1 and words[0] in _NOT_WORKPLACES):
         return None
@@ -236,6 +246,10 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
         match = pattern.match(clause)
         if match:
             value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
+            if slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
+                value = _workplace(f" at {match.group(1)}") or value
+                if _NOT_EMPLOYER_RE.match(value):  # "I work from home", "I work at night"
+                    return None
             return Fact(slot_key, value, sentence) if value else None
     return None
 
@@ -297,8 +311,8 @@ def _possessive_fact(clause: str, sentence: str) -> Fact | None:
 _PREDICATE_LEADS = frozenset(
     """about above across after against also always among around at away before behind
     below beside between beyond by down during for from in inside into just near never not now
-    of off on onto out outside over past pretty quite really since so still than through to
-    toward towards under up upon very with within without""".split()
+    of off on onto out outside over past pretty quite rather really since so somewhat still than
+    through to too toward towards under up upon very with within without""".split()
 )
 
 

@@ -808,7 +808,9 @@ def detect(message: str) -> list[NormProposal]:
             head, *rest = _SPLIT_REQUEST.split(part, maxsplit=1)
             proposal = _detect_clause(head) if rest else None
             tail = None
-            if proposal is None or proposal.kind not in _FIXED_KINDS:
+            if proposal is not None and proposal.kind == "style" and _request_tail(rest[0]):
+                pass  # "Be blunt with me and give me three tips for sleep": tips are this turn's
+            elif proposal is None or proposal.kind not in _FIXED_KINDS:
                 # the user's whole words when they read as one norm; else the norm before the
                 # request ("Don't mention football and translate …": the topic is football)
                 proposal = _detect_clause(part) or proposal
@@ -821,6 +823,35 @@ def detect(message: str) -> list[NormProposal]:
                     found.setdefault(found_one.key(), found_one)
             previous = proposal
     return list(found.values())
+
+
+_ONE_OFF = re.compile(
+    r"\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+|this|that|these|those|my"
+    r"|today|tonight|tomorrow|now)\b",
+    re.IGNORECASE,
+)
+"""Words that make a request one thing for now: a count, a single thing, the user's own thing."""
+
+
+_STANDING_WORDS = re.compile(r"\b(?:your|when|whenever|if|every|each)\b", re.IGNORECASE)
+
+
+def _request_tail(text: str) -> bool:
+    """Say whether ``text``, after a style norm, asks for something now rather than always.
+
+    A style norm keeps the user's whole words when what follows says how every answer is given
+    ("always cite sources and show your working", "be direct and give me examples"); a request
+    for this turn is not part of it ("be blunt with me and give me three tips for sleep", "… and
+    tell me what you think of my plan", "… and explain photosynthesis"): what follows is standing
+    only when it names the answers' manner (``STYLE_WORDS``, the agent's own "your …", a
+    condition: "tell me when I am wrong"; a ``_HOW_TAIL``) and nothing that makes it one thing
+    for now (``_ONE_OFF``).
+    """
+    text = text.strip()
+    if _HOW_TAIL.match(text):
+        return False
+    manner = STYLE_WORDS.search(text) or _STANDING_WORDS.search(text)
+    return manner is None or _ONE_OFF.search(text) is not None
 
 
 def _standing_tail(text: str) -> NormProposal | None:
@@ -927,6 +958,33 @@ _NATIVE_ACK = {
 }
 
 
+_ACK_HEADS = (
+    "Understood —",
+    *dict.fromkeys(ack.split("—", 1)[0] + "—" for ack in _NATIVE_ACK.values()),
+)
+"""How an acknowledgement opens, in English and in each native language it is said in."""
+
+
+def is_acknowledgement(paragraph: str) -> bool:
+    """Say whether ``paragraph`` opens like the kernel's acknowledgement of a norm."""
+    return paragraph.lstrip().startswith(_ACK_HEADS)
+
+
+def strip_ack_head(text: str) -> str:
+    """Drop the acknowledgement's opening from a draft that copied it ("Understood — I know …").
+
+    Seen on Qwen2.5-Coder-0.5B after a norm was acknowledged: "What do you know about me?" got
+    "Understood — I know you're Dana, …". Only the kernel acknowledges, in the turn that records
+    a norm; a draft that opens with the formula in another turn keeps what follows it.
+    """
+    stripped = text.lstrip()
+    for head in _ACK_HEADS:
+        if stripped.startswith(head):
+            rest = stripped[len(head) :].lstrip()
+            return rest[:1].upper() + rest[1:]
+    return text
+
+
 def acknowledgement(norms: Sequence[NormLike]) -> str:
     """Return one short sentence acknowledging norms recorded this turn ("" when none)."""
     parts: list[str] = []
@@ -955,7 +1013,7 @@ def acknowledgement(norms: Sequence[NormLike]) -> str:
     if len(parts) == 1 and native:
         return native
     joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"Understood — {joined} from now on."
+    return f"{_ACK_HEADS[0]} {joined} from now on."
 
 
 # =========================================================================== enforcement

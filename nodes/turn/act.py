@@ -28,7 +28,7 @@ from kernel.facts import (
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
-from kernel.norms import acknowledgement, without_norms
+from kernel.norms import acknowledgement, strip_ack_head, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import (
     overlap,
@@ -305,6 +305,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     for said in [*(rule.text for rule in state.norm_rules), *copied]:
         if said and draft:
             draft = strip_echo(draft, said)
+    if not state.norm_ack:  # the formula alone, copied onto new words: "Understood — I know …"
+        draft = strip_ack_head(draft)
     draft = strip_scaffold(draft, prompt_headings()).strip()
     draft = unwrap_quotes(strip_narration(draft))  # commentary on the exchange; '"The reply"'
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)

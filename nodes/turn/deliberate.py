@@ -571,9 +571,15 @@ def model_view(reply: str) -> str:
     Seen on Qwen2.5-Coder-0.5B: after a reply that ended "(From what you told me: you live in
     Leeds.)", the next draft was such a line itself, about facts nobody asked for. The user saw
     those lines; the model needs its own words, not the kernel's pattern ("" when the reply was
-    only the kernel's).
+    only the kernel's). A norm's acknowledgement is the kernel's too: after "Understood — I'll
+    keep my answers to at most 3 sentences", the 0.5B model began "Understood — I know you're
+    Dana" to "What do you know about me?".
     """
-    kept = [part for part in reply.split("\n\n") if not part.strip().startswith(_kernel_heads())]
+    kept = [
+        part
+        for part in reply.split("\n\n")
+        if not part.strip().startswith(_kernel_heads()) and not norms.is_acknowledgement(part)
+    ]
     return "\n\n".join(kept).strip()
 
 

@@ -169,3 +169,55 @@ def test_an_instruction_alone_is_answered_by_its_acknowledgement(
     second = turn("Call me Sam. What fruit should I buy this week?")
     assert second.norm_ack and second.llm_calls >= 1 and prompts
     assert "pears" in second.reply
+
+
+def test_a_request_after_a_style_norm_is_answered_not_kept(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """ "Be blunt with me and give me three tips for sleep": the norm is the bluntness.
+
+    Seen with Qwen2.5-Coder-0.5B: the norm kept "give the user three tips for sleep" (every
+    later answer was told to give sleep tips). The tips are this turn's request: drafted for.
+    """
+    prompts: list[str] = []
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        prompts.append("\n".join(str(m.content) for m in messages))
+        return "Sleep at the same hour, keep the room dark, and skip late coffee."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "blunt.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        state = run_turn(compiled, "Be blunt with me and give me three tips for sleep.")
+        later = run_turn(compiled, "What should I cook tonight?")
+    assert [n.text for n in active_norms(instance)] == ["Always be blunt with the user."]
+    assert state.norm_ack == "Understood — I'll follow this: always be blunt with you from now on."
+    assert state.llm_calls >= 1 and "coffee" in state.reply  # the request got its answer
+    assert "Always be blunt with the user." in prompts[-1] and "sleep" not in later.norms[0]
+
+
+def test_the_acknowledgement_is_kept_from_the_model_and_its_formula_cut(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen with Qwen2.5-Coder-0.5B: after "Understood — I'll keep my answers to at most 3
+    sentences", "What do you know about me?" got "Understood — I know you're Dana, …". The
+    dialogue shown to the model leaves the acknowledgement out, and a draft that opens with its
+    formula in a turn that records no norm keeps only its own words."""
+    seen: list[list[BaseMessage]] = []
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        seen.append(list(messages))
+        if "remember" in str(messages[-1].content):
+            return "Understood — I know you're a cook in Leeds."
+        return "Cooking in Leeds sounds busy."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "formula.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "Keep it short. I work as a cook in Leeds.")
+        seen.clear()
+        state = run_turn(compiled, "Tell me what you remember about my work.")
+    assert state.norm_ack == ""
+    assert state.reply.startswith("I know you're a cook in Leeds.")
+    shown = "\n".join(str(m.content) for messages in seen for m in messages)
+    assert "Understood — I'll keep my answers" not in shown

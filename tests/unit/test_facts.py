@@ -71,6 +71,23 @@ OCCUPATION = "user.profile.occupation"
             {OCCUPATION: "consultant", EMPLOYER: "McKinsey & Company"},
         ),
         ("I work as a nurse in London.", {OCCUPATION: "nurse"}),
+        # an "and" between two names is inside the name; before "I" it ends the name
+        (
+            "Hi! I'm Dana. I work as a cook at Marks and Spencer in Leeds.",
+            {NAME: "Dana", OCCUPATION: "cook", EMPLOYER: "Marks and Spencer"},
+        ),
+        ("I work at Procter and Gamble and love it.", {EMPLOYER: "Procter and Gamble"}),
+        (
+            "I work as a nurse at York Hospital and I love it.",
+            {OCCUPATION: "nurse", EMPLOYER: "York Hospital"},
+        ),
+        ("I work part-time at Tesco.", {EMPLOYER: "Tesco"}),
+        # where, when or how much the user works names no employer
+        ("I work from home now.", {}),
+        ("Hi, I'm Sam and I work nights.", {NAME: "Sam"}),
+        ("I work a lot.", {}),
+        # a degree adverb starts a predicate, not a value
+        ("My wife is too tired to cook.", {}),
         ("I'm a student at the University of Leeds.", {OCCUPATION: "student"}),
         ("I teach chemistry at the local college.", {OCCUPATION: "chemistry teacher"}),
         (

@@ -197,6 +197,22 @@ def test_detect_reads_several_instructions_in_one_message() -> None:
         ),
         ("Never use bullet points and give me three tips for sleep", None, "give me three tips"),
         ("Please keep your answers short from now on. What should I cook?", None, "What should"),
+        # ... after a style norm too: a count, a single thing or the user's own thing is for now
+        (
+            "Be blunt with me and give me three tips for sleep.",
+            "Always be blunt with the user.",
+            "give me three tips for sleep",
+        ),
+        (
+            "Be honest with me and tell me what you think of my plan",
+            "Always be honest with the user.",
+            "tell me what you think of my plan",
+        ),
+        (
+            "From now on be direct with me and explain photosynthesis",
+            "Always be direct with the user.",
+            "explain photosynthesis",
+        ),
         # ... a standing one is, in the user's words turned to "the user"
         (
             "Always be honest and tell me when I am wrong",
