@@ -1305,6 +1305,21 @@ REPEAT_PART_MIN_TERMS = 8
 Coder-0.5B answered "Actually I just moved to York." with the first half of its previous reply)."""
 SAME_QUESTION_MIN = 0.6
 """An earlier exchange whose message shares this much of the present one asked the same thing."""
+OTHER_TOPIC_TERMS = 3
+"""Two messages that share their frame ("Can you write a short step by step plan for …") but
+each name things the other does not, this many in all, ask about different things."""
+
+
+def _same_question(asked: set[str], then: set[str]) -> bool:
+    """Say whether a message (stems ``asked``) asks again what an earlier one (``then``) asked.
+
+    Seen on Qwen2.5-Coder-0.5B: "… plan for repotting a plant?" got the plan for "… plan for
+    fixing a leaky tap?" it had just given, because the two share two thirds of their words.
+    """
+    if not asked or len(asked & then) / len(asked) < SAME_QUESTION_MIN:
+        return False
+    new, old = asked - then, then - asked
+    return not (new and old and len(new) + len(old) >= OTHER_TOPIC_TERMS)
 
 
 def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str]]) -> bool:
@@ -1331,7 +1346,7 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     partial = off_topic(draft, user_text)
     for message, reply in earlier:
         then = set(_content_stems(_fold(message)))
-        if asked and len(asked & then) / len(asked) >= SAME_QUESTION_MIN:
+        if _same_question(asked, then):
             continue
         if verbatim and topical and _copies(verbatim, _verbatim(reply), partial=partial):
             return True

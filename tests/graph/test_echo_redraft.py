@@ -77,3 +77,28 @@ def test_a_short_reply_given_again_to_another_question_is_not_the_answer(
     answers[EGG] = [ASK, "Have you tried the new bakery on Kirkgate?"]
     # a fresh draft, even off the topic, beats a copy of an earlier reply
     assert turn(EGG + " Sorry, once more.").reply == "Have you tried the new bakery on Kirkgate?"
+
+
+TAP = "Can you write a short step by step plan for fixing a leaky tap?"
+PLANT = "Can you write a short step by step plan for repotting a plant?"
+TAP_PLAN = (
+    "First, find where the tap leaks and shut off the water under the sink. Then, unscrew the "
+    "handle and take out the old washer. Next, fit a new washer of the same size. Finally, "
+    "put the handle back, turn the water on and check that the leak has stopped."
+)
+PLANT_PLAN = "Water the plant, ease it out, loosen the roots and set it in fresh soil one size up."
+
+
+def test_the_plan_for_one_thing_given_again_for_another_is_redrafted(
+    turn: TurnRunner, answers: dict[str, list[str]]
+) -> None:
+    """Seen on Qwen2.5-Coder-0.5B: two requests with the same frame ("Can you write a short step
+    by step plan for …") about different things; the second got the first one's plan. The
+    frame shared is not the same question: the copy is set aside and the re-draft is the reply."""
+    answers[TAP] = [TAP_PLAN]
+    assert "washer" in turn(TAP).reply
+    copied = TAP_PLAN.replace("stopped", "stopped and the plant is repotted")
+    answers[PLANT] = [copied, copied, copied, PLANT_PLAN]  # the plan call, both drafts copy
+    state = turn(PLANT)
+    assert [c.origin for c in state.candidates][-1] == "redraft"
+    assert "washer" not in state.reply and "fresh soil" in state.reply

@@ -98,3 +98,23 @@ def test_a_part_of_an_earlier_reply_that_answers_this_message_is_no_copy() -> No
     assert not repeats_earlier(
         summary, "Can you summarise what you said about my job?", long_earlier
     )
+
+
+def test_the_same_frame_about_another_thing_is_another_question() -> None:
+    """Seen on Qwen2.5-Coder-0.5B: the plan for repotting a plant was the leaky tap's plan."""
+    tap = (
+        "First, identify the leak: First, you need to identify where the tap is leaking. Then, "
+        "measure leaks: Measure the amount of water that has leaked from the tap. Next, check for "
+        "leaks: Check if any more leaks have formed after the first measurement. Finally, prepare "
+        "a plan: Based on the results of the leak measurements and checks, prepare a step-by-step "
+        "plan to address the problem."
+    )
+    earlier = [("Can you write a short step by step plan for fixing a leaky tap?", tap)]
+    copied = tap.replace("address the problem", "repot the plant")
+    plant = "Can you write a short step by step plan for repotting a plant?"
+    assert repeats_earlier(copied, plant, earlier)
+    # the same question again, a word added: the same answer is still right
+    again = "Can you write a short step by step plan for fixing a leaky tap again?"
+    assert not repeats_earlier(tap, again, earlier)
+    rice = [("How do I cook rice?", "Rinse it, then simmer one cup of rice in two cups of water.")]
+    assert not repeats_earlier(rice[0][1], "How should I cook rice quickly?", rice)
