@@ -66,7 +66,7 @@ OCCUPATIONS = frozenset(
 _OCCUPATION_RE = re.compile(
     r"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+((?:[a-z-]{1,30}\s+){0,3}?(?:"
     + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
-    + r"))(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from)\b)",
+    + r"))(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well)\b)",
     re.IGNORECASE,
 )
 """The trade word ends the noun phrase ("a student nurse", "a nurse at St Mary's"; not "a teacher's
@@ -122,6 +122,8 @@ _POSSESSIVE_RE = re.compile(
     r"(called\s+|named\s+)?(.+)",
     re.IGNORECASE,
 )
+_TRAILING_ALSO_RE = re.compile(r"(?<!\s)\s+(?:too|also|as well|either)$", re.IGNORECASE)
+"""'I live in Glasgow too': the value is Glasgow."""
 _TRAILING_TIME_RE = re.compile(
     r"(?<!\s)\s+(?:last|this|next)\s+(?:week|month|year|spring|summer|autumn|fall|winter)$"
     r"|(?<!\s)\s+(?:recently|lately|today|yesterday|in \d{4}|since \d{4}|a while ago|\w+ ago)$",
@@ -290,10 +292,25 @@ _NOT_A_SUBJECT = frozenset(
 Spanish", "I work as hard as I can")."""
 
 
+_JOB_WORDS = frozenset({"job", "work", "profession", "occupation", "career", "day job"})
+_JOB_VALUE_RE = re.compile(
+    r"^(?:as\s+|being\s+)?an?\s+((?:[a-z-]{1,30}\s+){0,3}?(?:"
+    + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
+    + r"))$",
+    re.IGNORECASE,
+)
+""""My job is (as) a nurse": the occupation, when a job word is said to be a trade ("My work is
+stressful", "my job is a nightmare" name none)."""
+
+
 def _possessive_fact(clause: str, sentence: str) -> Fact | None:
     match = _POSSESSIVE_RE.match(clause)
     if not match:
         return None
+    job = _JOB_VALUE_RE.match(_WORKPLACE_RE.split(_clean_value(match.group(3)), maxsplit=1)[0])
+    if match.group(1).lower() in _JOB_WORDS and job:
+        words = job.group(1).lower().split()
+        return None if _NOT_A_JOB & set(words) else Fact(OCCUPATION, " ".join(words), sentence)
     if any(word[:1].isupper() for word in match.group(1).split()):
         return None  # "my colleague Tom is …" is about Tom, not about the speaker
     if not _names_a_value(match.group(3)):
@@ -339,7 +356,7 @@ def _clean_value(raw: str, *, keep_lists: bool = False) -> str:
     value = value.strip(" \t\"'“”‘’.,!:;-")
     previous = None
     while previous != value:
-        previous, value = value, _TRAILING_TIME_RE.sub("", value)
+        previous, value = value, _TRAILING_ALSO_RE.sub("", _TRAILING_TIME_RE.sub("", value))
     value = re.sub(r"^(?:on|in|at)\s+", "", value, flags=re.IGNORECASE)
     words = value.split()
     if not words or len(words) > MAX_VALUE_WORDS or value.lower() in _VAGUE_VALUES:
@@ -515,6 +532,8 @@ def second_person(clause: str) -> str:
     text = clause
     for pattern, replacement in _FIRST_TO_SECOND:
         text = pattern.sub(replacement, text)
+    # "I'm a teacher too" said to a teacher: the agent's "too" has nothing to add to in "you"
+    text = re.sub(r",?\s+(?:too|as well)(?=[.!]?\s*$)", "", text, flags=re.IGNORECASE)
     stripped = text.lstrip()
     if stripped[:1].islower() and clause.lstrip()[:1].isupper():
         text = text[: len(text) - len(stripped)] + stripped[:1].upper() + stripped[1:]
@@ -557,6 +576,13 @@ def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = 
     Alex and work as a nurse"), unless the agent's own name (``own_name``) is Alex as well.
     """
     clauses = [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
+    job = user_facts.get(OCCUPATION, "").casefold()
+    if job:  # "I'm an experienced nurse" to a nurse: the same job, said of a kind of it
+        clauses += [
+            fact.clause or fact.sentence
+            for fact in extract_facts(reply)
+            if fact.slot_key == OCCUPATION and fact.value.casefold().endswith(f" {job}")
+        ]
     name = user_facts.get("user.profile.name", "")
     if name and name.casefold() != own_name.casefold() and len(name) <= MAX_CLAUSE_CHARS:
         claim = re.compile(r"\bI(?:'m|’m| am)\s+" + re.escape(name) + r"\b(?!['’-]\w)")

@@ -34,6 +34,11 @@ REPLIES = {
         "\"Hello! You're Alex, I teach chemistry in Leeds…"
     ),
     "Good evening!": "Good evening! How was your day?",
+    # SmolLM2-135M in the REPL: the user's job taken as the agent's own, in two forms
+    "Hi! I'm Sam and I work as a teacher in Glasgow.": (
+        "Hi Sam! My job is as a teacher, which makes me a homeschooling advocate here at school."
+    ),
+    "Any tips for marking essays faster?": "I'm an experienced teacher too. Use a rubric.",
     "That was a fun chat, see you soon": "It was! Enjoy your evening.\n\nBest regards,\nAlex",
     "I have two cats called Miso and Tofu.": (
         "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
@@ -90,6 +95,15 @@ def test_the_users_facts_said_as_the_agents_own_are_said_back_to_the_user(
     # the agent's own first-person sentences are left alone
     own = turn("Where do you live?").reply
     assert own.endswith("I live in the cloud, on a server somewhere.") and "You" not in own
+
+
+def test_the_users_job_said_as_the_agents_own_is_said_back_to_the_user(
+    turn: TurnRunner,
+) -> None:
+    first = turn("Hi! I'm Sam and I work as a teacher in Glasgow.")
+    assert first.reply.startswith("Hi Sam! Your job is as a teacher, which makes you")
+    later = turn("Any tips for marking essays faster?")
+    assert later.reply == "You're an experienced teacher. Use a rubric."
 
 
 def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(

@@ -107,6 +107,14 @@ OCCUPATION = "user.profile.occupation"
         ("I teach myself Spanish.", {}),
         ("I work as hard as I can.", {}),
         ("I work as part of a team.", {}),
+        # a job word said to be a trade names the occupation; anything else does not
+        ("My job is as a teacher, which I love.", {OCCUPATION: "teacher"}),
+        ("My profession is a software engineer.", {OCCUPATION: "software engineer"}),
+        ("My job is a nightmare.", {"user.profile.job": "a nightmare"}),
+        ("My job is as a former teacher.", {}),
+        # "too" adds nothing to the value
+        ("I live in Glasgow too.", {LOCATION: "Glasgow"}),
+        ("I'm a teacher too.", {OCCUPATION: "teacher"}),
     ],
 )
 def test_extract_facts(text: str, expected: dict[str, str]) -> None:
@@ -141,6 +149,17 @@ FACTS = {LOCATION: "Porto", NAME: "Dana"}
 )
 def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: list[str]) -> None:
     assert [second_person(c) for c in misattributed(reply, FACTS)] == expected
+
+
+def test_the_users_job_claimed_of_a_kind_is_said_back() -> None:
+    facts = {OCCUPATION: "teacher"}
+    assert [second_person(c) for c in misattributed("I'm an experienced teacher.", facts)] == [
+        "You're an experienced teacher."
+    ]
+    assert [second_person(c) for c in misattributed("I'm a teacher too.", facts)] == [
+        "You're a teacher."
+    ]
+    assert misattributed("I'm a student teacher.", {OCCUPATION: "nurse"}) == []
 
 
 def test_the_users_name_is_the_agents_own_only_when_it_is_the_agents_name() -> None:
