@@ -45,7 +45,8 @@ _LEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _VALUE_STOP_RE = re.compile(
-    r"(?<!\s)\s*(?:,|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bso\b|\bnow\b|"
+    r"(?<!\s)\s*(?:,|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bso\b|"
+    r"\b(?:right |just |for )?now\b|"
     r"\bthese days\b|\banymore\b|\bthough\b|\bby the way\b|\bfor\b|\bwith\b|\bat the moment\b)",
     re.IGNORECASE,
 )
@@ -63,10 +64,12 @@ OCCUPATIONS = frozenset(
     writer""".split()
 )
 """Occupations "I'm a …" names (a word list: "I'm a big fan", "I'm a beginner" name none)."""
+_TRADES = "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
+_TRADE = rf"(?:[a-z-]{{1,30}}\s+){{0,3}}?(?:{_TRADES})"
+"""A job's noun phrase: up to three words, then a trade word ("a senior software engineer")."""
 _OCCUPATION_RE = re.compile(
-    r"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+((?:[a-z-]{1,30}\s+){0,3}?(?:"
-    + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
-    + r"))(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well)\b)",
+    rf"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+({_TRADE})"
+    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well)\b)",
     re.IGNORECASE,
 )
 """The trade word ends the noun phrase ("a student nurse", "a nurse at St Mary's"; not "a teacher's
@@ -106,7 +109,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "user.profile.employer",
         re.compile(
             r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
-            r"(?:work|am working|'m working|started working|joined|started at|work now)"
+            r"(?:work|am working|'m working|started working|joined|started at|work now"
+            r"|(?:am|'m) employed (?:by|at))"
             r"\s+(?:at|for|with)?\s*(.+)",
             re.I,
         ),
@@ -116,6 +120,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _LIST_SLOTS = frozenset({"user.profile.languages", "user.health.allergy"})
 OCCUPATION = "user.profile.occupation"
+LOCATION_SLOT = "user.profile.location"
 EMPLOYER = "user.profile.employer"
 _POSSESSIVE_RE = re.compile(
     r"^my\s+((?:[a-z]+(?:'s)?\s+){0,3}?[a-z]+)\s+(?:is|are|was changed to|has become)\s+"
@@ -273,6 +278,10 @@ def _occupation(clause: str) -> str | None:
         if words and len(words) <= 3 and words[0] not in _NOT_A_SUBJECT:
             return f"{subject.lower()} teacher"
         return ""
+    appositive = _AS_JOB_RE.match(clause)
+    if appositive:
+        job = (appositive.group(1) or appositive.group(2)).lower()
+        return "" if _NOT_A_JOB & set(job.split()) else job
     works = _WORKS_AS_RE.match(clause)
     if works is None:
         return None
@@ -283,6 +292,13 @@ def _occupation(clause: str) -> str | None:
     return _clean_value(raw)
 
 
+_AS_JOB_RE = re.compile(
+    rf"^(?:as|being)\s+an?\s+({_TRADE})(?:\s+myself)?(?=\s*$|\s+(?:at|in|for|with)\b)"
+    rf"|^my\s+(?:job|work|career|day job)\s+as\s+an?\s+({_TRADE})\b",
+    re.IGNORECASE,
+)
+"""A job named in apposition ("As a nurse myself, I know …", "Being a teacher, I …", "My job as
+a software engineer keeps me busy"): the speaker's own, as much as "I'm a nurse"."""
 _NOT_A_SUBJECT = frozenset(
     """my myself your his her our their them him us it this that these those kids children people
     every most some part hard much fast long well little often best late early weekends evenings
@@ -293,12 +309,7 @@ Spanish", "I work as hard as I can")."""
 
 
 _JOB_WORDS = frozenset({"job", "work", "profession", "occupation", "career", "day job"})
-_JOB_VALUE_RE = re.compile(
-    r"^(?:as\s+|being\s+)?an?\s+((?:[a-z-]{1,30}\s+){0,3}?(?:"
-    + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
-    + r"))$",
-    re.IGNORECASE,
-)
+_JOB_VALUE_RE = re.compile(rf"^(?:as\s+|being\s+)?(?:an?\s+)?({_TRADE})$", re.IGNORECASE)
 """"My job is (as) a nurse": the occupation, when a job word is said to be a trade ("My work is
 stressful", "my job is a nightmare" name none)."""
 
@@ -307,6 +318,8 @@ def _possessive_fact(clause: str, sentence: str) -> Fact | None:
     match = _POSSESSIVE_RE.match(clause)
     if not match:
         return None
+    if match.group(1).lower() == "home" and _clean_value(match.group(3))[:1].isupper():
+        return Fact(LOCATION_SLOT, _clean_value(match.group(3)), sentence)  # "My home is Lisbon"
     job = _JOB_VALUE_RE.match(_WORKPLACE_RE.split(_clean_value(match.group(3)), maxsplit=1)[0])
     if match.group(1).lower() in _JOB_WORDS and job:
         words = job.group(1).lower().split()
@@ -562,8 +575,13 @@ def believed(text: str, user_facts: Mapping[str, str]) -> list[Fact]:
     Same slot, same value (case aside): what the user's message stated and the kernel now
     believes, or what a reply claims as the agent's own when it is the user's.
     """
-    wanted = {slot: value.casefold() for slot, value in user_facts.items()}
-    return [f for f in extract_facts(text) if wanted.get(f.slot_key) == f.value.casefold()]
+    wanted = {slot: _same_value(value) for slot, value in user_facts.items()}
+    return [f for f in extract_facts(text) if wanted.get(f.slot_key) == _same_value(f.value)]
+
+
+def _same_value(value: str) -> str:
+    """A value as compared: case, a leading "the" and spacing aside ("the NHS" is "NHS")."""
+    return " ".join(re.sub(r"^the\s+", "", value.strip(), flags=re.IGNORECASE).split()).casefold()
 
 
 def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = "") -> list[str]:

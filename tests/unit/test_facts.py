@@ -112,6 +112,15 @@ OCCUPATION = "user.profile.occupation"
         ("My profession is a software engineer.", {OCCUPATION: "software engineer"}),
         ("My job is a nightmare.", {"user.profile.job": "a nightmare"}),
         ("My job is as a former teacher.", {}),
+        # a job in apposition is the speaker's own; "employed by"; "my home is" a place
+        ("As a nurse myself, I know how tiring nights can be.", {OCCUPATION: "nurse"}),
+        ("My job as a software engineer keeps me busy.", {OCCUPATION: "software engineer"}),
+        ("As a nurse, you would think I sleep well.", {}),
+        ("My dream job as a pilot is far away.", {}),
+        ("I'm employed by Microsoft.", {EMPLOYER: "Microsoft"}),
+        ("My home is Lisbon, it is sunny.", {LOCATION: "Lisbon"}),
+        ("My home is a mess.", {"user.profile.home": "a mess"}),
+        ("I'm living in Paris right now.", {LOCATION: "Paris"}),
         # "too" adds nothing to the value
         ("I live in Glasgow too.", {LOCATION: "Glasgow"}),
         ("I'm a teacher too.", {OCCUPATION: "teacher"}),
