@@ -149,25 +149,41 @@ def near_echo(sentence: str, said: str) -> bool:
     return False
 
 
+ECHO_SENTENCE_CHARS = 20
+"""A sentence of the user's message this long (letters and digits) said again is an echo too;
+shorter ones ("Thank you so much.") are words a reply may share."""
+
+
 def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     """Remove the user's own message when the reply repeats it (a small model's habit).
 
     Drops every sentence or line of ``reply`` that contains ``said`` again, word for word (case,
-    punctuation and quotes ignored), e.g. "You asked: what are three good habits?", or that is a
-    near echo of it (``near_echo``: mostly the user's words, "I" turned into "you" or not).
-    Short messages (``min_chars``) are left alone: "Thanks!" answered with "Thanks!" is not an
-    echo worth removing. A reply that was nothing but the echo — or kept only a word or two
-    around it, such as "Hello!" — comes back as ``""``: the caller decides what to say instead.
-    Quotes the echo opened or closed are dropped with it.
+    punctuation and quotes ignored), e.g. "You asked: what are three good habits?", or one of its
+    sentences of ``ECHO_SENTENCE_CHARS`` or more, or that is a near echo of it (``near_echo``:
+    mostly the user's words, "I" turned into "you" or not). Short messages (``min_chars``) are
+    left alone: "Thanks!" answered with "Thanks!" is not an echo worth removing. A reply that was
+    nothing but the echo — or kept only a word or two around it, such as "Hello!" — comes back as
+    ``""``: the caller decides what to say instead. Quotes the echo opened or closed are dropped
+    with it.
     """
     target = _squash(said)
     if len(target) < min_chars:
         return reply
+    # each sentence of a longer message too: "Never use bullet points. Give me three tips for
+    # learning French." was answered with both sentences said back inside others
+    pieces = [_squash(p) for p in sentences(said)] if len(sentences(said)) > 1 else []
+    targets = [f" {p} " for p in pieces if len(p) >= ECHO_SENTENCE_CHARS]
     kept_lines = []
     dropped = False
     for line in reply.splitlines():
         parts = re.split(r"(?<=[.!?…])\s+|(?<=[.!?…][\"'”’»])\s+", line)
-        kept = [p for p in parts if target not in _squash(p) and not near_echo(p, said)]
+        kept = [
+            p
+            for p in parts
+            if target not in _squash(p)
+            and not any(t in f" {_squash(p)} " for t in targets)
+            and not near_echo(p, said)
+        ]
         dropped |= len(kept) != len(parts)
         if kept or not line.strip():
             kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)

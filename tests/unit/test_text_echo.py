@@ -118,3 +118,18 @@ def test_only_a_paragraph_wrapped_whole_in_quotes_is_unwrapped() -> None:
     assert unwrap_quotes('He said "hi" to me.') == 'He said "hi" to me.'
     assert unwrap_quotes("“Balance is key.”\n\nMore here.") == "Balance is key.\n\nMore here."
     assert unwrap_quotes('"A" and "B"') == '"A" and "B"'
+
+
+def test_each_sentence_of_a_longer_message_said_back_is_an_echo() -> None:
+    """SmolLM2-135M in the REPL: both sentences of the message said back, one inside another."""
+    said = "Never use bullet points. Give me three tips for learning French."
+    reply = (
+        "Never use bullet points. Give me three tips for learning French, and I'll provide you "
+        "with all three tips in one piece."
+    )
+    assert strip_echo(reply, said) == ""
+    kept = "Read a page a day. Speak with a tutor. Watch films with subtitles."
+    assert strip_echo(f"Give me three tips for learning French. {kept}", said) == kept
+    # a short sentence of the message is words a reply may share
+    thanks = "Thank you so much for asking! Paris is lovely."
+    assert strip_echo(thanks, "Thank you so much. Paris?") == thanks
