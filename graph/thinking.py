@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from graph import structured_output
 from graph.structured_output import METHODS, Endpoint, Method
+from kernel.text import drop_unfinished
 from nodes.services import Judgment, Services, Thought
 from prompts import render
 
@@ -106,6 +107,8 @@ def think_text(
     ms = (time.perf_counter() - started) * 1000
     record_cost(deps, answer)
     text = _TEMPLATE_JUNK.sub("", _content(answer)).strip()
+    if getattr(answer, "response_metadata", {}).get("finish_reason") == "length":
+        text = drop_unfinished(text)  # out of tokens mid-sentence: end at the last whole one
     if len(text) < MIN_USEFUL_CHARS or not any(ch.isalnum() for ch in text):
         return Thought(fallback, ok=False, ms=ms, reason="model output unusable (empty or no text)")
     return Thought(text, ok=True, ms=ms)

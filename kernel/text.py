@@ -275,6 +275,67 @@ def strip_narration(reply: str) -> str:
     return cleaned or reply
 
 
+REPEAT_SENTENCE_CHARS = 25
+"""A sentence this long (letters, digits and spaces) said twice in one reply is a repeat."""
+_LEAD_WORD_RE = re.compile(
+    r"^(?:first|second|third|fourth|fifth|then|next|also|finally|lastly|and|so)\b,?\s*",
+    re.IGNORECASE,
+)
+
+
+def drop_repeats(reply: str) -> str:
+    """Drop sentences that say again what an earlier sentence of the same reply said.
+
+    SmolLM2-135M, asked for three tips, gave the same tip three times ("The best way to learn
+    anything is by putting it into practice. This includes …"), under "First, … Then, …
+    Finally, …". A sentence of ``REPEAT_SENTENCE_CHARS`` or more is a repeat when it is an earlier
+    one word for word, its opening "Then," or "Finally," aside. Line breaks of untouched
+    paragraphs are kept; a paragraph that was only repeats goes.
+    """
+    seen: set[str] = set()
+    paragraphs = []
+    changed = False
+    for paragraph in reply.split("\n\n"):
+        said = sentences(paragraph)
+        kept = []
+        for sentence in said:
+            key = _squash(_LEAD_WORD_RE.sub("", sentence))
+            if len(key) >= REPEAT_SENTENCE_CHARS and key in seen:
+                continue
+            seen.add(key)
+            kept.append(sentence)
+        if len(kept) == len(said):
+            paragraphs.append(paragraph)
+        else:
+            changed = True
+            if kept:
+                paragraphs.append(" ".join(kept))
+    return "\n\n".join(paragraphs).strip() if changed else reply
+
+
+_END_RE = re.compile(r"[.!?…:;)\]\"'”’»*`]\s*$|[^\w\s.,;:!?'\"()\[\]-]\s*$")
+"""A reply that ends like a finished one: punctuation, a closing mark, or an emoji."""
+_LAST_END_RE = re.compile(r"[.!?…](?:[\"'”’»)])?(?=\s)")
+
+
+def drop_unfinished(reply: str) -> str:
+    """Cut a reply the model stopped mid-sentence (it ran out of tokens) after its last sentence.
+
+    Only for a reply known to be cut off (``finish_reason == "length"``): "… the best way to learn
+    anything because of how" ends at the sentence before it. Left as it is when it ends like a
+    finished one, inside an open code block, or when no whole sentence of three words or more
+    comes before the cut.
+    """
+    text = reply.rstrip()
+    if not text or _END_RE.search(text) or text.count("```") % 2:
+        return reply
+    ends = list(_LAST_END_RE.finditer(text))
+    if not ends:
+        return reply
+    kept = text[: ends[-1].end()].rstrip()
+    return kept if len(kept.split()) >= 3 else reply
+
+
 _WRAPPED_RE = re.compile(r'^\s*(["“])([^"“”\n][^"“”]*[^"“”\s])(["”])\s*$')
 
 

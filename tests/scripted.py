@@ -26,6 +26,8 @@ class ScriptedChatModel(BaseChatModel):
     plan_json: str = PLAN_JSON
     calls: int = 0
     respond: Callable[[Sequence[BaseMessage]], str] | None = None
+    finish_reason: str = "stop"
+    """What every answer says about why it ended ("length": out of tokens, cut mid-sentence)."""
 
     @property
     def _llm_type(self) -> str:
@@ -46,7 +48,10 @@ class ScriptedChatModel(BaseChatModel):
         else:
             text = self.replies[self.calls % len(self.replies)]
         self.calls += 1
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+        info = {"finish_reason": self.finish_reason}
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(text), generation_info=info)]
+        )
 
 
 def cycle_model(

@@ -31,6 +31,7 @@ from kernel.injection import wrap
 from kernel.norms import acknowledgement, strip_ack_head, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import (
+    drop_repeats,
     overlap,
     sentences,
     strip_echo,
@@ -309,6 +310,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         draft = strip_ack_head(draft)
     draft = strip_scaffold(draft, prompt_headings()).strip()
     draft = unwrap_quotes(strip_narration(draft))  # commentary on the exchange; '"The reply"'
+    draft = drop_repeats(draft)  # the same tip given three times over
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
     missing = "the draft only repeated the message" if not draft.strip() else ""

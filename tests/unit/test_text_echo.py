@@ -10,7 +10,15 @@ a yes/no question as an answer, are kept.
 
 import pytest
 
-from kernel.text import near_echo, strip_echo, strip_narration, strip_signoff, unwrap_quotes
+from kernel.text import (
+    drop_repeats,
+    drop_unfinished,
+    near_echo,
+    strip_echo,
+    strip_narration,
+    strip_signoff,
+    unwrap_quotes,
+)
 
 
 @pytest.mark.parametrize(
@@ -133,3 +141,30 @@ def test_each_sentence_of_a_longer_message_said_back_is_an_echo() -> None:
     # a short sentence of the message is words a reply may share
     thanks = "Thank you so much for asking! Paris is lovely."
     assert strip_echo(thanks, "Thank you so much. Paris?") == thanks
+
+
+def test_a_sentence_said_twice_in_one_reply_is_said_once() -> None:
+    """SmolLM2-135M gave the same tip three times over, under First, Then and Finally."""
+    tip = "The best way to learn anything is by putting it into practice."
+    reply = f"First, read daily. {tip} Then, {tip[0].lower()}{tip[1:]} Finally, speak often. {tip}"
+    assert drop_repeats(reply) == f"First, read daily. {tip} Finally, speak often."
+    assert drop_repeats("Yes. Yes. Sure thing.") == "Yes. Yes. Sure thing."  # short: allowed
+    untouched = "Line one of a poem,\nline two of a poem.\n\nA second part."
+    assert drop_repeats(untouched) == untouched
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            "This list may seem long. But it is the best way to learn because of how",
+            "This list may seem long.",
+        ),
+        ("Cheers 🙂", "Cheers 🙂"),  # ends like a finished reply
+        ("Sure thing, here it is", "Sure thing, here it is"),  # no whole sentence before
+        ("Use this:\n```python\nprint(1)", "Use this:\n```python\nprint(1)"),  # open code
+        ('He said "stop." Then he left the room and', 'He said "stop."'),
+    ],
+)
+def test_a_reply_cut_off_ends_at_its_last_whole_sentence(reply: str, expected: str) -> None:
+    assert drop_unfinished(reply) == expected

@@ -1,0 +1,38 @@
+"""A small model's own faults in a reply: a tip said three times, an answer cut mid-sentence.
+
+Seen on the embedded default (SmolLM2-135M) in the REPL: "Give me three tips for learning French"
+got one tip three times over ("The best way to learn anything is by putting it into practice.
+This includes …") and an answer that stopped at its token limit: "… because of how".
+"""
+
+import pytest
+
+from tests.graph.conftest import TurnRunner
+from tests.scripted import ScriptedChatModel
+
+TIP = "The best way to learn a language is to use it every single day."
+REPEATED = f"First, read a little. {TIP} Then, listen to the radio. {TIP} Finally, speak. {TIP}"
+CUT = "Tides follow the moon. The sun pulls on the sea too, but less strongly because of how"
+
+
+@pytest.fixture
+def model() -> ScriptedChatModel:
+    def respond(messages: object) -> str:
+        last = str(messages[-1].content)  # type: ignore[index]
+        return CUT if "tides" in last.lower() else REPEATED
+
+    return ScriptedChatModel(respond=respond, finish_reason="length")
+
+
+def test_a_sentence_the_draft_repeats_is_said_once(turn: TurnRunner) -> None:
+    state = turn("Give me three tips for learning French")
+    assert state.reply.count(TIP) == 1
+    assert "listen to the radio" in state.reply and "Finally, speak." in state.reply
+
+
+def test_a_draft_cut_off_at_its_token_limit_ends_at_its_last_whole_sentence(
+    turn: TurnRunner,
+) -> None:
+    state = turn("Why are there tides in the sea?")
+    assert "Tides follow the moon." in state.reply
+    assert "because of how" not in state.reply
