@@ -69,7 +69,7 @@ _TRADE = rf"(?:[a-z-]{{1,30}}\s+){{0,3}}?(?:{_TRADES})"
 """A job's noun phrase: up to three words, then a trade word ("a senior software engineer")."""
 _OCCUPATION_RE = re.compile(
     rf"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+({_TRADE})"
-    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well)\b)",
+    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well|who|that|but|so)\b)",
     re.IGNORECASE,
 )
 """The trade word ends the noun phrase ("a student nurse", "a nurse at St Mary's"; not "a teacher's

@@ -124,6 +124,7 @@ OCCUPATION = "user.profile.occupation"
         # "too" adds nothing to the value
         ("I live in Glasgow too.", {LOCATION: "Glasgow"}),
         ("I'm a teacher too.", {OCCUPATION: "teacher"}),
+        ("I'm a nurse who works nights.", {OCCUPATION: "nurse"}),
     ],
 )
 def test_extract_facts(text: str, expected: dict[str, str]) -> None:
@@ -169,6 +170,12 @@ def test_the_users_job_claimed_of_a_kind_is_said_back() -> None:
         "You're a teacher."
     ]
     assert misattributed("I'm a student teacher.", {OCCUPATION: "nurse"}) == []
+    # SmolLM2-135M in the REPL, to Lena, a nurse: a relative clause after the job
+    reply = "Lena, I'm a nurse who lives in Berlin. Now you have it!"
+    [clause] = misattributed(reply, {OCCUPATION: "nurse"})
+    assert (
+        said_to_user(reply, clause) == "Lena, you're a nurse who lives in Berlin. Now you have it!"
+    )
 
 
 def test_the_users_name_is_the_agents_own_only_when_it_is_the_agents_name() -> None:
