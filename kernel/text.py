@@ -246,12 +246,14 @@ _NARRATION_RE = re.compile(
     r"|mentions?|mentioned|introduces?|introduced|greets?|greeted|wants\s+to\s+know|responds?"
     r"|responded|writes?|wrote|tells?|told|shares?|shared)\b"
     r"|this\s+(?:is|was)\s+(?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:joke|response|reply|answer"
-    r"|message|greeting|comment|remark)\s+(?:about|to|from|on|for)\b)",
+    r"|message|greeting|comment|remark)\s+(?:about|to|from|on|for)\b"
+    r"|[^.!?:\n]{0,100}\b(?:answer|response|reply)\b[^.!?:\n]{0,40}:\s*$)",
     re.IGNORECASE,
 )
 """A sentence that narrates the exchange instead of taking part in it ("The user asks a question
-that…", "This is a joke about the user's name…"): the prompt speaks of "the user", the reply
-speaks to them."""
+that…", "This is a joke about the user's name…", or a line that only announces the answer: "Based
+on the information provided, I believe a good answer would be:"): the prompt speaks of "the
+user", the reply speaks to them."""
 
 
 def strip_narration(reply: str) -> str:
@@ -273,6 +275,83 @@ def strip_narration(reply: str) -> str:
             paragraphs.append(" ".join(kept))
     cleaned = "\n\n".join(paragraphs).strip()
     return cleaned or reply
+
+
+_AGREE = {
+    "is": "are",
+    "was": "were",
+    "has": "have",
+    "does": "do",
+    "isn't": "aren't",
+    "wasn't": "weren't",
+    "hasn't": "haven't",
+    "doesn't": "don't",
+    "'s": "'re",
+}
+_THIRD_PERSON_VERBS = frozenset(
+    """wants needs likes loves prefers knows thinks feels seems means uses asks says mentions
+    wonders plans hopes enjoys works lives tries seeks expects gets makes goes""".split()
+)
+"""Verbs a small model puts after "the user" when it means the person it talks to."""
+_ADVERB = r"(?:(?:also|already|really|probably|just|still|often|usually|clearly|may|might)\s+)?"
+_THE_USER_RE = re.compile(
+    r"\bthe user(?:'s|’s)(?=\s)"
+    r"|\bthe user\s+" + _ADVERB + r"(?P<verb>[a-z’']+)\b"
+    r"|\bthe user(?=\s*(?:[.,;:!?)]|$|\s(?:that|to|with|about|in|on|for|and|or|if|when)\b))",
+    re.IGNORECASE,
+)
+_MODALS = frozenset("would should could can will might must may 'd 'll".split())
+_USERS_RE = re.compile(r"\busers?\b", re.IGNORECASE)
+
+
+def _second_person_verb(verb: str) -> str | None:
+    lower = verb.lower().replace("’", "'")
+    if lower in _AGREE:
+        return _AGREE[lower]
+    if lower in _MODALS:
+        return verb
+    if lower in _THIRD_PERSON_VERBS:
+        if lower.endswith("ies"):
+            return verb[:-3] + "y"
+        if lower.endswith(("ches", "shes", "sses", "xes", "oes")):
+            return verb[:-2]
+        return verb[:-1]
+    return None
+
+
+def address_directly(reply: str, message: str) -> str:
+    """Say "you" where the reply calls the person it answers "the user".
+
+    Qwen2.5-Coder-0.5B, asked "Should I learn Rust or Go? I know Python already.", answered "The
+    user would need to know Rust …" and "The user has already used Python": its prompt speaks of
+    "the user". "the user's" becomes "your", "the user" before a modal, a form of be, have or do,
+    or a common verb ("wants", "needs", …) becomes "you" with the verb agreeing, and "the user"
+    at a clause end ("help the user.") "you". Left alone when the message or the reply speaks of
+    users ("How should my app greet the user?"): then "the user" is someone else. A compound such
+    as "the user manual" is never matched.
+    """
+    if _USERS_RE.search(message) or re.search(r"\busers\b", reply, re.IGNORECASE):
+        return reply
+
+    def swap(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        start = match.start()
+        lead = reply[max(0, start - 3) : start]
+        capital = start == 0 or bool(re.search(r"[.!?\n]\s*$", lead))
+        if whole.lower().startswith(("the user's", "the user’s")):
+            word = "your"
+        elif match.group("verb") is not None:
+            verb = match.group("verb")
+            agreed = _second_person_verb(verb)
+            if agreed is None:
+                return whole  # "the user manual", "the user interface"
+            middle = whole[len("the user") : whole.rfind(verb)]
+            word = "you" + middle + agreed
+        else:
+            word = "you"
+        return word[:1].upper() + word[1:] if capital else word
+
+    return _THE_USER_RE.sub(swap, reply)
 
 
 REPEAT_SENTENCE_CHARS = 25

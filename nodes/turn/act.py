@@ -31,6 +31,7 @@ from kernel.injection import wrap
 from kernel.norms import acknowledgement, strip_ack_head, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import (
+    address_directly,
     drop_repeats,
     overlap,
     sentences,
@@ -311,6 +312,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     draft = strip_scaffold(draft, prompt_headings()).strip()
     draft = unwrap_quotes(strip_narration(draft))  # commentary on the exchange; '"The reply"'
     draft = drop_repeats(draft)  # the same tip given three times over
+    draft = address_directly(draft, state.user_text)  # "The user would need …" -> "You would …"
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
     missing = "the draft only repeated the message" if not draft.strip() else ""

@@ -1,8 +1,10 @@
-"""A small model's own faults in a reply: a tip said three times, an answer cut mid-sentence.
+"""A small model's own faults in a reply: a tip said three times, an answer cut mid-sentence, the
+person it talks to called "the user".
 
 Seen on the embedded default (SmolLM2-135M) in the REPL: "Give me three tips for learning French"
 got one tip three times over ("The best way to learn anything is by putting it into practice.
-This includes …") and an answer that stopped at its token limit: "… because of how".
+This includes …") and an answer that stopped at its token limit: "… because of how". Seen on
+Qwen2.5-Coder-0.5B through llama.cpp's server: "The user would need to know Rust …".
 """
 
 import pytest
@@ -13,12 +15,16 @@ from tests.scripted import ScriptedChatModel
 TIP = "The best way to learn a language is to use it every single day."
 REPEATED = f"First, read a little. {TIP} Then, listen to the radio. {TIP} Finally, speak. {TIP}"
 CUT = "Tides follow the moon. The sun pulls on the sea too, but less strongly because of how"
+RUST = "Should I learn Rust or Go for backend work? I know Python already."
+THIRD = "The user would do well with Go. The user has Python already, so Go feels familiar."
 
 
 @pytest.fixture
 def model() -> ScriptedChatModel:
     def respond(messages: object) -> str:
         last = str(messages[-1].content)  # type: ignore[index]
+        if "Rust" in last:
+            return THIRD
         return CUT if "tides" in last.lower() else REPEATED
 
     return ScriptedChatModel(respond=respond, finish_reason="length")
@@ -36,3 +42,9 @@ def test_a_draft_cut_off_at_its_token_limit_ends_at_its_last_whole_sentence(
     state = turn("Why are there tides in the sea?")
     assert "Tides follow the moon." in state.reply
     assert "because of how" not in state.reply
+
+
+def test_the_person_the_reply_answers_is_you(turn: TurnRunner) -> None:
+    state = turn(RUST)
+    assert "the user" not in state.reply.lower()
+    assert "You would do well with Go." in state.reply and "You have Python already" in state.reply

@@ -11,6 +11,7 @@ a yes/no question as an answer, are kept.
 import pytest
 
 from kernel.text import (
+    address_directly,
     drop_repeats,
     drop_unfinished,
     near_echo,
@@ -168,3 +169,43 @@ def test_a_sentence_said_twice_in_one_reply_is_said_once() -> None:
 )
 def test_a_reply_cut_off_ends_at_its_last_whole_sentence(reply: str, expected: str) -> None:
     assert drop_unfinished(reply) == expected
+
+
+RUST = "Should I learn Rust or Go for backend work? I know Python already."
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # Qwen2.5-Coder-0.5B through llama.cpp's server
+        ("The user would need to know Rust.", "You would need to know Rust."),
+        ("The user has already used Python.", "You have already used Python."),
+        ("So the user means the Rust language.", "So you mean the Rust language."),
+        ("The user's best bet is Go.", "Your best bet is Go."),
+        ("I think the user is right.", "I think you are right."),
+        ("This will help the user.", "This will help you."),
+        ("The user really wants speed.", "You really want speed."),
+        # compounds and unknown verbs are left alone
+        ("Check the user manual first.", "Check the user manual first."),
+        ("The user interface matters.", "The user interface matters."),
+    ],
+)
+def test_the_person_answered_is_you_not_the_user(reply: str, expected: str) -> None:
+    assert address_directly(reply, RUST) == expected
+
+
+def test_a_reply_about_software_users_keeps_the_user() -> None:
+    assert address_directly("The user clicks login.", "How should my app greet users?") == (
+        "The user clicks login."
+    )
+    reply = "Users hate waiting. The user is gone after three seconds."
+    assert address_directly(reply, "Why is my page slow?") == reply
+
+
+def test_a_line_that_only_announces_the_answer_is_dropped() -> None:
+    """Qwen2.5-Coder-0.5B: "Based on the information provided, I believe a good answer would be:"
+    before the answer itself."""
+    reply = "Based on the information provided, I believe a good answer would be:\n\nLearn Go."
+    assert strip_narration(reply) == "Learn Go."
+    for kept in ("The answer: 42. That is all.", "My answer is simple: learn Go.", "Steps:\nGo."):
+        assert strip_narration(kept) == kept
