@@ -25,9 +25,10 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel import facts, injection, injection_patterns, norms
+from kernel import facts, injection, injection_patterns, norms, skai
+from kernel import text as kernel_text
 
-MODULES: tuple[ModuleType, ...] = (facts, norms, injection, injection_patterns)
+MODULES: tuple[ModuleType, ...] = (facts, norms, injection, injection_patterns, kernel_text, skai)
 """Modules whose compiled patterns are timed one by one."""
 
 UNITS = (
@@ -65,7 +66,7 @@ def inputs(chars: int) -> list[str]:
 
 
 def functions() -> dict[str, Callable[[str], object]]:
-    """The public text functions a turn runs on what a user or a source writes."""
+    """The public text functions a turn runs on what a user, a source or the model writes."""
     user = {"user.profile.name": "Alex", "user.profile.location": "York"}
     return {
         "norms.detect": norms.detect,
@@ -76,6 +77,14 @@ def functions() -> dict[str, Callable[[str], object]]:
         "facts.untold": lambda text: facts.untold(text, user),
         "facts.misattributed": lambda text: facts.misattributed(text, user),
         "facts.contradicted": lambda text: facts.contradicted(text, user),
+        "norms.strip_ack_head": norms.strip_ack_head,
+        # a reply is bounded by the model's max_tokens (~3,000 chars), the message it echoes is not
+        "text.strip_echo": lambda message: kernel_text.strip_echo(message[:3000], message),
+        "text.strip_narration": kernel_text.strip_narration,
+        "text.drop_repeats": kernel_text.drop_repeats,
+        "text.drop_unfinished": kernel_text.drop_unfinished,
+        "text.address_directly": lambda reply: kernel_text.address_directly(reply, "Hi"),
+        "skai.repeats_earlier": lambda reply: skai.repeats_earlier(reply, reply, [(reply, reply)]),
         "injection.sanitize": injection.sanitize,
         "injection.process": lambda text: injection.process(text, "web"),
     }

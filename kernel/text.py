@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 
@@ -113,18 +114,16 @@ def _person_words(text: str) -> list[str]:
     return out
 
 
-def _longest_run(left: list[str], right: list[str]) -> int:
-    """Return the length of the longest run of words ``left`` and ``right`` share."""
-    best = 0
-    previous = [0] * (len(right) + 1)
-    for a in left:
-        current = [0] * (len(right) + 1)
-        for j, b in enumerate(right, 1):
-            if a == b:
-                current[j] = previous[j - 1] + 1
-                best = max(best, current[j])
-        previous = current
-    return best
+def _shares_run(left: list[str], right: list[str], length: int) -> bool:
+    """Say whether ``left`` and ``right`` share a run of ``length`` words, in order.
+
+    The runs of ``right`` are hashed once, so a 20,000-character message against a long reply is
+    linear, not the product of their lengths (the word-by-word table took 2 s there).
+    """
+    if length <= 0 or length > len(left) or length > len(right):
+        return length <= 0
+    runs = {tuple(right[i : i + length]) for i in range(len(right) - length + 1)}
+    return any(tuple(left[i : i + length]) in runs for i in range(len(left) - length + 1))
 
 
 def near_echo(sentence: str, said: str) -> bool:
@@ -140,11 +139,11 @@ def near_echo(sentence: str, said: str) -> bool:
     if len(words) < NEAR_ECHO_WORDS:
         return False
     asks = sentence.rstrip(" \"'”’»)").endswith("?")
+    needed = max(NEAR_ECHO_WORDS, math.ceil(NEAR_ECHO_SHARE * len(words)))
     for part in re.split(r"(?<=[.!?…])\s+|\n+", said):
         if part.rstrip(" \"'”’»)").endswith("?") and not asks:
             continue
-        run = _longest_run(words, _person_words(part))
-        if run >= NEAR_ECHO_WORDS and run >= NEAR_ECHO_SHARE * len(words):
+        if _shares_run(words, _person_words(part), needed):
             return True
     return False
 
@@ -197,7 +196,7 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
 
 
 _SIGNOFF_RE = re.compile(
-    r"(?:^|\n|(?<=[.!?])[ \t]+)[ \t]*(?i:(?:(?:best|kind|warm|warmest|many)[ \t]+)?"
+    r"(?:^|\n|(?<=[.!?])[ \t]++)[ \t]*+(?i:(?:(?:best|kind|warm|warmest|many)[ \t]+)?"
     r"(?:regards|wishes)|sincerely|yours[ \t]+(?:truly|sincerely|faithfully)"
     r"|many thanks|all the best|respectfully)[ \t]*,?[ \t]*(?:\n[ \t]*|[ \t]+)"
     r"(?:[-–—~][ \t]*)?[A-Z][\w.'-]*(?:[ \t]+[A-Z][\w.'-]*){0,2}[ \t]*[.!]?\s*$"
