@@ -9,7 +9,9 @@ answer ("… and show your working", "… and tell me when I'm wrong") or a requ
 ``tail_is_standing``. For each message where ``kernel.norms.detect`` finds a norm, the second
 part counts as kept when most of its longer words are in a recorded norm's text. Prints how many
 standing parts were kept and how many one-off requests were left out of the norms (a one-off
-request kept in a norm is told to every later answer). The set was never tuned on.
+request kept in a norm is told to every later answer). Measured blind first: 14/24 standing
+kept, 17/17 one-off left out (18/24 and 6/17 before the change). The manner-adverb rule ("explain
+things simply") came after reading its misses, so the set is development data now.
 """
 
 from __future__ import annotations

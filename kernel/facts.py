@@ -69,7 +69,8 @@ _TRADE = rf"(?:[a-z-]{{1,30}}\s+){{0,3}}?(?:{_TRADES})"
 """A job's noun phrase: up to three words, then a trade word ("a senior software engineer")."""
 _OCCUPATION_RE = re.compile(
     rf"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+({_TRADE})"
-    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well|who|that|but|so)\b)",
+    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well|but|so)\b"
+    r"|\s+(?:who|that)\b(?!\s+(?:retired|quit|left|stopped|used|was|had)\b))",
     re.IGNORECASE,
 )
 """The trade word ends the noun phrase ("a student nurse", "a nurse at St Mary's"; not "a teacher's
@@ -127,7 +128,7 @@ _POSSESSIVE_RE = re.compile(
     r"(called\s+|named\s+)?(.+)",
     re.IGNORECASE,
 )
-_TRAILING_ALSO_RE = re.compile(r"(?<!\s)\s+(?:too|also|as well|either)$", re.IGNORECASE)
+_TRAILING_ALSO_RE = re.compile(r"(?<!\s)(?:\s+(?:too|also|as well|either))+$", re.IGNORECASE)
 """'I live in Glasgow too': the value is Glasgow."""
 _TRAILING_TIME_RE = re.compile(
     r"(?<!\s)\s+(?:last|this|next)\s+(?:week|month|year|spring|summer|autumn|fall|winter)$"
@@ -224,13 +225,22 @@ _NOT_EMPLOYER_RE = re.compile(
 """What follows "I work" that says where, when or how much, not for whom."""
 
 
+_NAME_ENDS = frozenset("in at on for and since now as but so where which who".split())
+"""Words after a workplace's name that end the name ("Marks and Spencer in Leeds")."""
+
+
 def _workplace(clause: str) -> str | None:
     """Return the named employer a job clause gives ("I work as a nurse at York Hospital")."""
     match = _NAMED_PLACE_RE.search(clause)
     if match is None:
         return None
     # "Marks and Spencer", "Johnson & Johnson": an "and" between two names is part of the name
-    name = _clean_value(match.group(1) or match.group(2), keep_lists=True)
+    # when the name ends there; "Google and Sam works at Meta" names Sam as someone else
+    raw = match.group(1) or match.group(2)
+    after = clause[match.end() :].split()
+    if re.search(r"\s(?:and|&)\s", raw) and after and after[0].lower() not in _NAME_ENDS:
+        raw = re.split(r"\s(?:and|&)\s", raw)[0]
+    name = _clean_value(raw, keep_lists=True)
     words = name.lower().split()
     if not words or (len(words) == 1 and words[0] in _NOT_WORKPLACES):
         return None
@@ -246,22 +256,25 @@ def _introduction(clause: str, sentence: str) -> Fact | None:
 
 
 def _relation_fact(clause: str, sentence: str) -> Fact | None:
-    job = _occupation(clause)
+    job = _occupation(clause, sentence)
     if job is not None:
         return Fact(OCCUPATION, job, sentence) if job else None
     for slot_key, pattern in _RELATIONS:
         match = pattern.match(clause)
         if match:
             value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
-            if slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
-                value = _workplace(f" at {match.group(1)}") or value
-                if _NOT_EMPLOYER_RE.match(value):  # "I work from home", "I work at night"
-                    return None
+            raw = match.group(1).strip()
+            if slot_key == EMPLOYER and value and raw[:1].islower():
+                if _NOT_EMPLOYER_RE.match(raw):  # "I work from home", "at night" (not Home Depot)
+                    place = _workplace(f" {raw}")  # "part-time at Tesco" still names Tesco
+                    return Fact(slot_key, place, sentence) if place else None
+            elif slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
+                value = _workplace(f" at {raw}") or value
             return Fact(slot_key, value, sentence) if value else None
     return None
 
 
-def _occupation(clause: str) -> str | None:
+def _occupation(clause: str, sentence: str = "") -> str | None:
     """Return the job a clause names: "" when it has a job's form but names none, else None.
 
     "I'm a nurse", "I teach chemistry" (a chemistry teacher), "I work as a nurse at St Mary's"
@@ -279,7 +292,13 @@ def _occupation(clause: str) -> str | None:
             return f"{subject.lower()} teacher"
         return ""
     appositive = _AS_JOB_RE.match(clause)
-    if appositive:
+    # "As a nurse, I …" or "… myself": the speaker's; "As a nurse, my mum worked nights" is not
+    own = appositive is not None and (
+        bool(appositive.group(2))
+        or re.search(r"\bmyself$", clause, re.IGNORECASE) is not None
+        or re.search(re.escape(clause) + r",?\s+I\b", sentence) is not None
+    )
+    if appositive and own and not _PAST_JOB_RE.search(clause):
         job = (appositive.group(1) or appositive.group(2)).lower()
         return "" if _NOT_A_JOB & set(job.split()) else job
     works = _WORKS_AS_RE.match(clause)
@@ -299,6 +318,10 @@ _AS_JOB_RE = re.compile(
 )
 """A job named in apposition ("As a nurse myself, I know …", "Being a teacher, I …", "My job as
 a software engineer keeps me busy"): the speaker's own, as much as "I'm a nurse"."""
+_PAST_JOB_RE = re.compile(
+    r"\b(?:ended|finished|was|were|used to|ago|retired|quit|left|former|last year)\b", re.I
+)
+"""A job named in apposition but over ("My job as a teacher ended last year")."""
 _NOT_A_SUBJECT = frozenset(
     """my myself your his her our their them him us it this that these those kids children people
     every most some part hard much fast long well little often best late early weekends evenings
@@ -318,8 +341,6 @@ def _possessive_fact(clause: str, sentence: str) -> Fact | None:
     match = _POSSESSIVE_RE.match(clause)
     if not match:
         return None
-    if match.group(1).lower() == "home" and _clean_value(match.group(3))[:1].isupper():
-        return Fact(LOCATION_SLOT, _clean_value(match.group(3)), sentence)  # "My home is Lisbon"
     job = _JOB_VALUE_RE.match(_WORKPLACE_RE.split(_clean_value(match.group(3)), maxsplit=1)[0])
     if match.group(1).lower() in _JOB_WORDS and job:
         words = job.group(1).lower().split()
@@ -546,7 +567,8 @@ def second_person(clause: str) -> str:
     for pattern, replacement in _FIRST_TO_SECOND:
         text = pattern.sub(replacement, text)
     # "I'm a teacher too" said to a teacher: the agent's "too" has nothing to add to in "you"
-    text = re.sub(r",?\s+(?:too|as well)(?=[.!]?\s*$)", "", text, flags=re.IGNORECASE)
+    if not re.search(r"\b(?:who|that|which)\b", text, re.IGNORECASE):  # "who loves maths too"
+        text = re.sub(r"(?<![\s,]),?\s+(?:too|as well)(?=[.!]?\s*$)", "", text, flags=re.IGNORECASE)
     stripped = text.lstrip()
     if stripped[:1].islower() and clause.lstrip()[:1].isupper():
         text = text[: len(text) - len(stripped)] + stripped[:1].upper() + stripped[1:]
@@ -584,6 +606,14 @@ def _same_value(value: str) -> str:
     return " ".join(re.sub(r"^the\s+", "", value.strip(), flags=re.IGNORECASE).split()).casefold()
 
 
+_EXPERIENCE_WORDS = frozenset(
+    """experienced senior junior qualified trained registered certified licensed professional
+    fellow practising practicing working full-time part-time""".split()
+)
+"""Words that make a job the user's own job, said of a kind ("an experienced nurse"); "a virtual
+assistant" or "an online tutor" is the agent's own job, not the user's assistant or tutor job."""
+
+
 def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = "") -> list[str]:
     """Return the clauses in which a reply states one of the user's facts as the agent's own.
 
@@ -599,7 +629,9 @@ def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = 
         clauses += [
             fact.clause or fact.sentence
             for fact in extract_facts(reply)
-            if fact.slot_key == OCCUPATION and fact.value.casefold().endswith(f" {job}")
+            if fact.slot_key == OCCUPATION
+            and fact.value.casefold().endswith(f" {job}")
+            and set(fact.value.casefold()[: -len(job)].split()) <= _EXPERIENCE_WORDS
         ]
     name = user_facts.get("user.profile.name", "")
     if name and name.casefold() != own_name.casefold() and len(name) <= MAX_CLAUSE_CHARS:

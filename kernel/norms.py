@@ -833,7 +833,11 @@ _ONE_OFF = re.compile(
 """Words that make a request one thing for now: a count, a single thing, the user's own thing."""
 
 
-_STANDING_WORDS = re.compile(r"\b(?:your|when|whenever|if|every|each)\b", re.IGNORECASE)
+_STANDING_WORDS = re.compile(
+    r"\b(?:your|when|whenever|if|every|each|simply|clearly|briefly|plainly|slowly|gently|directly"
+    r"|concisely|carefully|step by step|in detail)\b",
+    re.IGNORECASE,
+)
 
 
 def _request_tail(text: str) -> bool:
@@ -844,8 +848,8 @@ def _request_tail(text: str) -> bool:
     for this turn is not part of it ("be blunt with me and give me three tips for sleep", "… and
     tell me what you think of my plan", "… and explain photosynthesis"): what follows is standing
     only when it names the answers' manner (``STYLE_WORDS``, the agent's own "your …", a
-    condition: "tell me when I am wrong"; a ``_HOW_TAIL``) and nothing that makes it one thing
-    for now (``_ONE_OFF``).
+    condition: "tell me when I am wrong", a manner adverb: "explain things simply"; a
+    ``_HOW_TAIL``) and nothing that makes it one thing for now (``_ONE_OFF``).
     """
     text = text.strip()
     if _HOW_TAIL.match(text):

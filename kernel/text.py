@@ -168,10 +168,14 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     target = _squash(said)
     if len(target) < min_chars:
         return reply
-    # each sentence of a longer message too: "Never use bullet points. Give me three tips for
-    # learning French." was answered with both sentences said back inside others
-    pieces = [_squash(p) for p in sentences(said)] if len(sentences(said)) > 1 else []
-    targets = [f" {p} " for p in pieces if len(p) >= ECHO_SENTENCE_CHARS]
+    # each sentence of a longer message too, when the reply opens by saying the message back:
+    # "Never use bullet points. Give me three tips for learning French." was answered with both
+    # sentences, the second run on into more words. A reply that quotes a sentence to answer
+    # about it ("Me and him went … uses object pronouns") does not open with the message.
+    pieces = [f" {_squash(p)} " for p in sentences(said)]
+    opening = f" {_squash(sentences(reply)[0])} " if sentences(reply) else ""
+    parrots = len(pieces) > 1 and len(pieces[0]) - 2 >= ECHO_SENTENCE_CHARS and pieces[0] in opening
+    targets = [p for p in pieces if len(p) - 2 >= ECHO_SENTENCE_CHARS] if parrots else []
     kept_lines = []
     dropped = False
     for line in reply.splitlines():
@@ -246,7 +250,8 @@ _NARRATION_RE = re.compile(
     r"|responded|writes?|wrote|tells?|told|shares?|shared)\b"
     r"|this\s+(?:is|was)\s+(?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:joke|response|reply|answer"
     r"|message|greeting|comment|remark)\s+(?:about|to|from|on|for)\b"
-    r"|[^.!?:\n]{0,100}\b(?:answer|response|reply)\b[^.!?:\n]{0,40}:\s*$)",
+    r"|[^.!?:\n]{0,100}\b(?:answer|response|reply)\s+(?:(?:would|could|might|will)\s+be|is)\s*:\s*$"
+    r"|here(?:'s|’s|\s+is)\s+(?:my|the|a|an)\s+(?:\w+\s+){0,2}?(?:answer|response|reply)\s*:\s*$)",
     re.IGNORECASE,
 )
 """A sentence that narrates the exchange instead of taking part in it ("The user asks a question
@@ -292,15 +297,13 @@ _THIRD_PERSON_VERBS = frozenset(
     wonders plans hopes enjoys works lives tries seeks expects gets makes goes""".split()
 )
 """Verbs a small model puts after "the user" when it means the person it talks to."""
-_ADVERB = r"(?:(?:also|already|really|probably|just|still|often|usually|clearly|may|might)\s+)?"
-_THE_USER_RE = re.compile(
-    r"\bthe user(?:'s|’s)(?=\s)"
-    r"|\bthe user\s+" + _ADVERB + r"(?P<verb>[a-z’']+)\b"
-    r"|\bthe user(?=\s*(?:[.,;:!?)]|$|\s(?:that|to|with|about|in|on|for|and|or|if|when)\b))",
-    re.IGNORECASE,
-)
-_MODALS = frozenset("would should could can will might must may 'd 'll".split())
+_ADVERBS = frozenset("also already really probably just still often usually clearly".split())
+_THE_USER_RE = re.compile(r"\b(?P<the>[Tt])he user(?P<own>['’]s)?\b(?P<rest>(?:\s+[\w'’]+){0,2})")
+_MODALS = frozenset("would should could can will might must may".split())
+_OBJECT_NEXT = frozenset("that to with about in on for and or if when".split())
+_CONTRACTED_NEXT = frozenset("a an the not going very so really".split())
 _USERS_RE = re.compile(r"\busers?\b", re.IGNORECASE)
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|my|me)\b", re.IGNORECASE)
 
 
 def _second_person_verb(verb: str) -> str | None:
@@ -318,39 +321,73 @@ def _second_person_verb(verb: str) -> str | None:
     return None
 
 
+def _you(match: re.Match[str]) -> str:
+    """The words of one "the user …" said to the person: "" when it is someone else."""
+    rest = match.group("rest")
+    words = rest.split()
+    if match.group("own"):  # "the user's plan" is "your plan"; "the user's been" is "you've been"
+        nxt = words[0].lower() if words else ""
+        if nxt == "been":
+            said = "you've"
+        elif nxt in _CONTRACTED_NEXT or nxt.endswith("ing"):
+            said = "you're"
+        else:
+            said = "your"
+        return said + rest
+    if not words:  # "help the user." (the sentence ends); not "the user, who …"
+        after = match.string[match.end() : match.end() + 1]
+        return "you" if after in ("", ".", "!", "?", ";", ")") else ""
+    first = words[0]
+    if first.lower() in _OBJECT_NEXT:
+        return "you" + rest  # "explain it to the user in plain words"
+    verb, lead = (words[1], first) if first.lower() in _ADVERBS and len(words) > 1 else (first, "")
+    agreed = _second_person_verb(verb)
+    if agreed is None:
+        return ""  # "the user manual", "the user interface", "the user, who …"
+    tail = rest[rest.rfind(verb) + len(verb) :]
+    return "you" + (f" {lead}" if lead else "") + f" {agreed}" + tail
+
+
 def address_directly(reply: str, message: str) -> str:
     """Say "you" where the reply calls the person it answers "the user".
 
     Qwen2.5-Coder-0.5B, asked "Should I learn Rust or Go? I know Python already.", answered "The
     user would need to know Rust …" and "The user has already used Python": its prompt speaks of
-    "the user". "the user's" becomes "your", "the user" before a modal, a form of be, have or do,
-    or a common verb ("wants", "needs", …) becomes "you" with the verb agreeing, and "the user"
-    at a clause end ("help the user.") "you". Left alone when the message or the reply speaks of
-    users ("How should my app greet the user?"): then "the user" is someone else. A compound such
-    as "the user manual" is never matched.
+    "the user". Only a sentence about what the person said (it shares a word of the message, which
+    speaks in the first person) is changed: "the user's" becomes "your" (or "you're"/"you've"
+    before "a", "-ing" or "been"), "the user" before a modal, be/have/do or a common verb becomes
+    "you" with the verb agreeing, and before "to"/"for"/… or at a clause end "you". Code, quoted
+    text, compounds ("the user manual"), and replies or messages about users are left alone:
+    "How do I add Bob to sudoers?" answered "The user needs to log out" is about Bob.
     """
-    if _USERS_RE.search(message) or re.search(r"\busers\b", reply, re.IGNORECASE):
+    if (
+        _USERS_RE.search(message)
+        or re.search(r"\busers\b", reply, re.IGNORECASE)
+        or not _FIRST_PERSON_RE.search(message)
+    ):
         return reply
+    asked = set(content_words(message))
+    lines = reply.split("\n")
+    in_code = False
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        if in_code or "the user" not in line.lower():
+            continue
+        parts = re.split(r"(?<=[.!?])\s+", line)
+        for number, part in enumerate(parts):
+            if re.search('["“”]', part) or not asked & set(content_words(part)):
+                continue
 
-    def swap(match: re.Match[str]) -> str:
-        whole = match.group(0)
-        start = match.start()
-        lead = reply[max(0, start - 3) : start]
-        capital = start == 0 or bool(re.search(r"[.!?\n]\s*$", lead))
-        if whole.lower().startswith(("the user's", "the user’s")):
-            word = "your"
-        elif match.group("verb") is not None:
-            verb = match.group("verb")
-            agreed = _second_person_verb(verb)
-            if agreed is None:
-                return whole  # "the user manual", "the user interface"
-            middle = whole[len("the user") : whole.rfind(verb)]
-            word = "you" + middle + agreed
-        else:
-            word = "you"
-        return word[:1].upper() + word[1:] if capital else word
+            def swap(match: re.Match[str]) -> str:
+                said = _you(match)
+                if not said:
+                    return match.group(0)
+                return (said[:1].upper() if match.group("the") == "T" else said[:1]) + said[1:]
 
-    return _THE_USER_RE.sub(swap, reply)
+            parts[number] = _THE_USER_RE.sub(swap, part)
+        lines[index] = " ".join(parts)
+    return "\n".join(lines)
 
 
 REPEAT_SENTENCE_CHARS = 25
@@ -362,19 +399,26 @@ _LEAD_WORD_RE = re.compile(
 
 
 def drop_repeats(reply: str) -> str:
-    """Drop sentences that say again what an earlier sentence of the same reply said.
+    """Drop sentences that say again what an earlier sentence of the same line said.
 
-    SmolLM2-135M, asked for three tips, gave the same tip three times ("The best way to learn
-    anything is by putting it into practice. This includes …"), under "First, … Then, …
-    Finally, …". A sentence of ``REPEAT_SENTENCE_CHARS`` or more is a repeat when it is an earlier
-    one word for word, its opening "Then," or "Finally," aside. Line breaks of untouched
-    paragraphs are kept; a paragraph that was only repeats goes.
+    SmolLM2-135M, asked for three tips, gave the same tip three times in one run of prose ("The
+    best way to learn anything is by putting it into practice. This includes …" under "First, …
+    Then, … Finally, …"). A sentence of ``REPEAT_SENTENCE_CHARS`` or more is a repeat when an
+    earlier sentence of the same line is the same word for word, its opening "Then," or
+    "Finally," aside. Only within one line: separate lines that repeat (a chorus, list items,
+    lines asked for again) and code blocks are left as they are, and no line is joined to another.
     """
-    seen: set[str] = set()
-    paragraphs = []
+    lines = reply.split("\n")
+    in_code = False
     changed = False
-    for paragraph in reply.split("\n\n"):
-        said = sentences(paragraph)
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+            continue
+        said = sentences(line)
+        if in_code or len(said) < 2:
+            continue
+        seen: set[str] = set()
         kept = []
         for sentence in said:
             key = _squash(_LEAD_WORD_RE.sub("", sentence))
@@ -382,17 +426,17 @@ def drop_repeats(reply: str) -> str:
                 continue
             seen.add(key)
             kept.append(sentence)
-        if len(kept) == len(said):
-            paragraphs.append(paragraph)
-        else:
+        if len(kept) != len(said):
+            indent = line[: len(line) - len(line.lstrip())]
+            lines[index] = indent + " ".join(kept)
             changed = True
-            if kept:
-                paragraphs.append(" ".join(kept))
-    return "\n\n".join(paragraphs).strip() if changed else reply
+    return "\n".join(lines) if changed else reply
 
 
 _END_RE = re.compile(r"[.!?…:;)\]\"'”’»*`]\s*$|[^\w\s.,;:!?'\"()\[\]-]\s*$")
 """A reply that ends like a finished one: punctuation, a closing mark, or an emoji."""
+_ABBREVIATION_RE = re.compile(r"(?:\b[a-zA-Z]\.|\b(?:etc|Mr|Mrs|Ms|Dr|vs|approx)\.)$")
+"""A full stop that ends an abbreviation ("e.g.", "Dr."), not a sentence."""
 _LAST_END_RE = re.compile(r"[.!?…](?:[\"'”’»)])?(?=\s)")
 
 
@@ -407,7 +451,10 @@ def drop_unfinished(reply: str) -> str:
     text = reply.rstrip()
     if not text or _END_RE.search(text) or text.count("```") % 2:
         return reply
-    ends = list(_LAST_END_RE.finditer(text))
+    if "\n" in text:  # a list or lines: the cut line goes, the whole ones before it stay
+        kept = text[: text.rindex("\n")].rstrip()
+        return kept if len(kept.split()) >= 3 else reply
+    ends = [e for e in _LAST_END_RE.finditer(text) if not _ABBREVIATION_RE.search(text, 0, e.end())]
     if not ends:
         return reply
     kept = text[: ends[-1].end()].rstrip()

@@ -16,7 +16,10 @@ TIP = "The best way to learn a language is to use it every single day."
 REPEATED = f"First, read a little. {TIP} Then, listen to the radio. {TIP} Finally, speak. {TIP}"
 CUT = "Tides follow the moon. The sun pulls on the sea too, but less strongly because of how"
 RUST = "Should I learn Rust or Go for backend work? I know Python already."
-THIRD = "The user would do well with Go. The user has Python already, so Go feels familiar."
+THIRD = (
+    "The user would do well with Go for backend work. "
+    "The user has Python already, so Go feels familiar."
+)
 
 
 @pytest.fixture
@@ -47,4 +50,5 @@ def test_a_draft_cut_off_at_its_token_limit_ends_at_its_last_whole_sentence(
 def test_the_person_the_reply_answers_is_you(turn: TurnRunner) -> None:
     state = turn(RUST)
     assert "the user" not in state.reply.lower()
-    assert "You would do well with Go." in state.reply and "You have Python already" in state.reply
+    assert "You would do well with Go for backend work." in state.reply
+    assert "You have Python already" in state.reply

@@ -118,7 +118,20 @@ OCCUPATION = "user.profile.occupation"
         ("As a nurse, you would think I sleep well.", {}),
         ("My dream job as a pilot is far away.", {}),
         ("I'm employed by Microsoft.", {EMPLOYER: "Microsoft"}),
-        ("My home is Lisbon, it is sunny.", {LOCATION: "Lisbon"}),
+        # "my home" may be where the user is from, not where they live now
+        (
+            "My home is England but I live in Spain.",
+            {"user.profile.home": "England", LOCATION: "Spain"},
+        ),
+        ("As a nurse, my mum worked nights.", {}),
+        ("I'm a teacher who retired last year.", {}),
+        ("My job as a teacher ended last year.", {}),
+        ("I work at Home Depot.", {EMPLOYER: "Home Depot"}),
+        ("I work at Google and Sam works at Meta.", {EMPLOYER: "Google"}),
+        (
+            "I'm a nurse at York Hospital and Sarah is my manager.",
+            {OCCUPATION: "nurse", EMPLOYER: "York Hospital"},
+        ),
         ("My home is a mess.", {"user.profile.home": "a mess"}),
         ("I'm living in Paris right now.", {LOCATION: "Paris"}),
         # "too" adds nothing to the value

@@ -224,6 +224,11 @@ def test_detect_reads_several_instructions_in_one_message() -> None:
             "Always cite sources and show your working.",
             "show your working",
         ),
+        (
+            "Always be patient with me and explain things simply",
+            "Always be patient with the user and explain things simply.",
+            "explain things simply",
+        ),
     ],
 )
 def test_norm_clauses_and_what_the_reply_must_be_about(

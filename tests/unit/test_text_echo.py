@@ -181,25 +181,36 @@ RUST = "Should I learn Rust or Go for backend work? I know Python already."
         ("The user would need to know Rust.", "You would need to know Rust."),
         ("The user has already used Python.", "You have already used Python."),
         ("So the user means the Rust language.", "So you mean the Rust language."),
-        ("The user's best bet is Go.", "Your best bet is Go."),
-        ("I think the user is right.", "I think you are right."),
-        ("This will help the user.", "This will help you."),
-        ("The user really wants speed.", "You really want speed."),
-        # compounds and unknown verbs are left alone
-        ("Check the user manual first.", "Check the user manual first."),
-        ("The user interface matters.", "The user interface matters."),
+        ("The user's best bet for backend work is Go.", "Your best bet for backend work is Go."),
+        ("The user's been busy with Python.", "You've been busy with Python."),
+        ("I think the user is right about Rust.", "I think you are right about Rust."),
+        ("Learning Rust will help the user.", "Learning Rust will help you."),
+        ("The user really wants Rust.", "You really want Rust."),
+        ("- The user wants Rust.", "- You want Rust."),
+        # compounds, relative clauses, quotes, and sentences about something else are left alone
+        ("Check the user manual for Rust.", "Check the user manual for Rust."),
+        ("The user, who knows Python, wants Rust.", "The user, who knows Python, wants Rust."),
+        ('He said "the user knows Python".', 'He said "the user knows Python".'),
+        ("The user may want to start with Go.", "The user may want to start with Go."),
     ],
 )
 def test_the_person_answered_is_you_not_the_user(reply: str, expected: str) -> None:
     assert address_directly(reply, RUST) == expected
 
 
-def test_a_reply_about_software_users_keeps_the_user() -> None:
-    assert address_directly("The user clicks login.", "How should my app greet users?") == (
-        "The user clicks login."
-    )
-    reply = "Users hate waiting. The user is gone after three seconds."
-    assert address_directly(reply, "Why is my page slow?") == reply
+def test_a_reply_about_someone_else_keeps_the_user() -> None:
+    """Found on review: "the user" is often someone else than the person answered."""
+    for message, reply in (
+        ("How should my app greet users?", "The user clicks login."),
+        ("Why is my page slow?", "Users hate waiting. The user is gone after three seconds."),
+        ("How do I add Bob to sudoers?", "The user needs to log out and back in."),
+        (
+            "Write a system prompt for my support chatbot",
+            "If the user asks about refunds, apologise.",
+        ),
+        ("My Python prints an error", '```\nprint("the user is not found")\n```'),
+    ):
+        assert address_directly(reply, message) == reply
 
 
 def test_a_line_that_only_announces_the_answer_is_dropped() -> None:
@@ -209,3 +220,20 @@ def test_a_line_that_only_announces_the_answer_is_dropped() -> None:
     assert strip_narration(reply) == "Learn Go."
     for kept in ("The answer: 42. That is all.", "My answer is simple: learn Go.", "Steps:\nGo."):
         assert strip_narration(kept) == kept
+
+
+def test_review_cases_are_left_as_they_should_be() -> None:
+    """Found on review of the reply clean-ups: what each must leave alone or cut right."""
+    grammar = "Is this sentence grammatical? Me and him went to the market yesterday."
+    answer = "Not quite. Me and him went to the market yesterday uses object pronouns as subjects."
+    assert strip_echo(answer, grammar) == answer  # a quoted sentence answered about
+    code = '```python\nconn = sqlite3.connect("db")\n\nconn = sqlite3.connect("db")\n```'
+    assert drop_repeats(code) == code
+    tips = "Tips:\n1. Sleep at the same time every day.\n2. Sleep at the same time every day."
+    assert drop_repeats(tips) == tips  # separate lines are left alone
+    lead_in = "Your answer to question 3 has two mistakes:\n1. You wrote 4.\n2. No units."
+    assert strip_narration(lead_in) == lead_in
+    assert drop_unfinished("1. Boil water.\n2. Add the pasta.\n3. Stir the") == (
+        "1. Boil water.\n2. Add the pasta."
+    )
+    assert drop_unfinished("Read this first. See e.g. the docs and the") == "Read this first."
