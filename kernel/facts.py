@@ -65,11 +65,11 @@ OCCUPATIONS = frozenset(
 )
 """Occupations "I'm a …" names (a word list: "I'm a big fan", "I'm a beginner" name none)."""
 _TRADES = "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
-_TRADE = rf"(?:[a-z-]{{1,30}}\s+){{0,3}}?(?:{_TRADES})"
+_TRADE = rf"(?:(?!(?:of|a|an|the|to|like|and)\b)[a-z-]{{1,30}}\s+){{0,3}}?(?:{_TRADES})"
 """A job's noun phrase: up to three words, then a trade word ("a senior software engineer")."""
 _OCCUPATION_RE = re.compile(
     rf"^i(?:'m| am)\s+(?:now\s+|currently\s+)?an?\s+({_TRADE})"
-    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well|but|so)\b"
+    r"(?=\s*$|\s*[,;:!.]|\s+(?:at|in|on|for|with|and|by|from|too|also|as well)\b"
     r"|\s+(?:who|that)\b(?!\s+(?:retired|quit|left|stopped|used|was|had)\b))",
     re.IGNORECASE,
 )
@@ -112,7 +112,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
             r"(?:work|am working|'m working|started working|joined|started at|work now"
             r"|(?:am|'m) employed (?:by|at))"
-            r"\s+(?:at|for|with)?\s*(.+)",
+            r"\s+(?:(?:at|for|with)\b\s*)?(.+)",
             re.I,
         ),
     ),
@@ -191,7 +191,7 @@ def extract_facts(text: str) -> list[Fact]:
             works = fact.slot_key == OCCUPATION and not fact.value.lower().endswith(
                 ("student", "pupil")
             )
-            place = _workplace(clause) if works else None
+            place = _workplace(clause, sentence) if works else None
             for found in (fact, Fact(EMPLOYER, place, sentence) if place else None):
                 if found is not None and all(f.slot_key != found.slot_key for f in facts):
                     facts.append(replace(found, clause=part.strip()))
@@ -225,11 +225,18 @@ _NOT_EMPLOYER_RE = re.compile(
 """What follows "I work" that says where, when or how much, not for whom."""
 
 
+def _ends_sentence(clause: str, sentence: str) -> bool:
+    """Say whether ``clause`` ends its sentence ("… at Procter and Gamble.", not "… Sam, my …")."""
+    if not sentence:
+        return True
+    return sentence.rstrip(" .!?\"'").endswith(clause.rstrip(" .!?\"'"))
+
+
 _NAME_ENDS = frozenset("in at on for and since now as but so where which who".split())
 """Words after a workplace's name that end the name ("Marks and Spencer in Leeds")."""
 
 
-def _workplace(clause: str) -> str | None:
+def _workplace(clause: str, sentence: str = "") -> str | None:
     """Return the named employer a job clause gives ("I work as a nurse at York Hospital")."""
     match = _NAMED_PLACE_RE.search(clause)
     if match is None:
@@ -238,7 +245,8 @@ def _workplace(clause: str) -> str | None:
     # when the name ends there; "Google and Sam works at Meta" names Sam as someone else
     raw = match.group(1) or match.group(2)
     after = clause[match.end() :].split()
-    if re.search(r"\s(?:and|&)\s", raw) and after and after[0].lower() not in _NAME_ENDS:
+    ends = after[0].lower() in _NAME_ENDS if after else _ends_sentence(clause, sentence)
+    if re.search(r"\s(?:and|&)\s", raw) and not ends:
         raw = re.split(r"\s(?:and|&)\s", raw)[0]
     name = _clean_value(raw, keep_lists=True)
     words = name.lower().split()
@@ -266,10 +274,11 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
             raw = match.group(1).strip()
             if slot_key == EMPLOYER and value and raw[:1].islower():
                 if _NOT_EMPLOYER_RE.match(raw):  # "I work from home", "at night" (not Home Depot)
-                    place = _workplace(f" {raw}")  # "part-time at Tesco" still names Tesco
+                    place = _workplace(f" {raw}", sentence)  # "part-time at Tesco" names Tesco
                     return Fact(slot_key, place, sentence) if place else None
             elif slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
-                value = _workplace(f" at {raw}") or value
+                place = _workplace(f" at {raw}", sentence)
+                value = place if place and len(place) > len(value) else value  # not "AT" of AT&T
             return Fact(slot_key, value, sentence) if value else None
     return None
 
@@ -281,6 +290,8 @@ def _occupation(clause: str, sentence: str = "") -> str | None:
     (the workplace is not the job).
     """
     named = _OCCUPATION_RE.match(clause)
+    if named and _PAST_JOB_RE.search(clause[named.end() :]):
+        return ""  # "I'm a nurse who just retired", "… who's retired", "… who used to …"
     if named:
         job = named.group(1).lower()
         return "" if _NOT_A_JOB & set(job.split()) else job
@@ -296,7 +307,8 @@ def _occupation(clause: str, sentence: str = "") -> str | None:
     own = appositive is not None and (
         bool(appositive.group(2))
         or re.search(r"\bmyself$", clause, re.IGNORECASE) is not None
-        or re.search(re.escape(clause) + r",?\s+I\b", sentence) is not None
+        or re.search(re.escape(clause) + r",?\s+I\s+(?!\w+ed\b|was\b|had\b|did\b|used\b)", sentence)
+        is not None
     )
     if appositive and own and not _PAST_JOB_RE.search(clause):
         job = (appositive.group(1) or appositive.group(2)).lower()
@@ -319,7 +331,9 @@ _AS_JOB_RE = re.compile(
 """A job named in apposition ("As a nurse myself, I know …", "Being a teacher, I …", "My job as
 a software engineer keeps me busy"): the speaker's own, as much as "I'm a nurse"."""
 _PAST_JOB_RE = re.compile(
-    r"\b(?:ended|finished|was|were|used to|ago|retired|quit|left|former|last year)\b", re.I
+    r"\b(?:ended|finished|was|were|used to|ago|retired|quit|left|former|last year|no longer"
+    r"|anymore|any more)\b",
+    re.I,
 )
 """A job named in apposition but over ("My job as a teacher ended last year")."""
 _NOT_A_SUBJECT = frozenset(
@@ -332,7 +346,7 @@ Spanish", "I work as hard as I can")."""
 
 
 _JOB_WORDS = frozenset({"job", "work", "profession", "occupation", "career", "day job"})
-_JOB_VALUE_RE = re.compile(rf"^(?:as\s+|being\s+)?(?:an?\s+)?({_TRADE})$", re.IGNORECASE)
+_JOB_VALUE_RE = re.compile(rf"^(?:as\s+|being\s+)?an?\s+({_TRADE})$", re.IGNORECASE)
 """"My job is (as) a nurse": the occupation, when a job word is said to be a trade ("My work is
 stressful", "my job is a nightmare" name none)."""
 
@@ -606,14 +620,6 @@ def _same_value(value: str) -> str:
     return " ".join(re.sub(r"^the\s+", "", value.strip(), flags=re.IGNORECASE).split()).casefold()
 
 
-_EXPERIENCE_WORDS = frozenset(
-    """experienced senior junior qualified trained registered certified licensed professional
-    fellow practising practicing working full-time part-time""".split()
-)
-"""Words that make a job the user's own job, said of a kind ("an experienced nurse"); "a virtual
-assistant" or "an online tutor" is the agent's own job, not the user's assistant or tutor job."""
-
-
 def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = "") -> list[str]:
     """Return the clauses in which a reply states one of the user's facts as the agent's own.
 
@@ -624,15 +630,6 @@ def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = 
     Alex and work as a nurse"), unless the agent's own name (``own_name``) is Alex as well.
     """
     clauses = [fact.clause or fact.sentence for fact in believed(reply, user_facts)]
-    job = user_facts.get(OCCUPATION, "").casefold()
-    if job:  # "I'm an experienced nurse" to a nurse: the same job, said of a kind of it
-        clauses += [
-            fact.clause or fact.sentence
-            for fact in extract_facts(reply)
-            if fact.slot_key == OCCUPATION
-            and fact.value.casefold().endswith(f" {job}")
-            and set(fact.value.casefold()[: -len(job)].split()) <= _EXPERIENCE_WORDS
-        ]
     name = user_facts.get("user.profile.name", "")
     if name and name.casefold() != own_name.casefold() and len(name) <= MAX_CLAUSE_CHARS:
         claim = re.compile(r"\bI(?:'m|’m| am)\s+" + re.escape(name) + r"\b(?!['’-]\w)")

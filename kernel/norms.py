@@ -854,6 +854,8 @@ def _request_tail(text: str) -> bool:
     text = text.strip()
     if _HOW_TAIL.match(text):
         return False
+    if re.search(r"\b(?:when|whenever|if)\b", text, re.IGNORECASE):
+        return False  # a condition holds for every answer: "tell me when my code is bad"
     manner = STYLE_WORDS.search(text) or _STANDING_WORDS.search(text)
     return manner is None or _ONE_OFF.search(text) is not None
 

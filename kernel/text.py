@@ -174,7 +174,12 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     # about it ("Me and him went … uses object pronouns") does not open with the message.
     pieces = [f" {_squash(p)} " for p in sentences(said)]
     opening = f" {_squash(sentences(reply)[0])} " if sentences(reply) else ""
-    parrots = len(pieces) > 1 and len(pieces[0]) - 2 >= ECHO_SENTENCE_CHARS and pieces[0] in opening
+    parrots = (
+        len(pieces) > 1
+        and len(pieces[0]) - 2 >= ECHO_SENTENCE_CHARS
+        and pieces[0] in opening
+        and len(pieces[0]) >= 0.8 * len(opening)  # the opening is the sentence, not a quote of it
+    )
     targets = [p for p in pieces if len(p) - 2 >= ECHO_SENTENCE_CHARS] if parrots else []
     kept_lines = []
     dropped = False
@@ -250,8 +255,9 @@ _NARRATION_RE = re.compile(
     r"|responded|writes?|wrote|tells?|told|shares?|shared)\b"
     r"|this\s+(?:is|was)\s+(?:a|an|the|my)\s+(?:\w+\s+){0,2}?(?:joke|response|reply|answer"
     r"|message|greeting|comment|remark)\s+(?:about|to|from|on|for)\b"
-    r"|[^.!?:\n]{0,100}\b(?:answer|response|reply)\s+(?:(?:would|could|might|will)\s+be|is)\s*:\s*$"
-    r"|here(?:'s|’s|\s+is)\s+(?:my|the|a|an)\s+(?:\w+\s+){0,2}?(?:answer|response|reply)\s*:\s*$)",
+    r"|(?:based on|given)\b[^.!?:\n]{0,80}\b(?:a|the|my)\s+(?:\w+\s+)?(?:answer|response|reply)"
+    r"\s+(?:would|could|might)\s+be\s*:\s*$"
+    r"|here(?:'s|’s|\s+is)\s+my\s+(?:answer|response|reply)\s*:\s*$)",
     re.IGNORECASE,
 )
 """A sentence that narrates the exchange instead of taking part in it ("The user asks a question
@@ -269,15 +275,15 @@ def strip_narration(reply: str) -> str:
     reply a joke or a response about something, is narration; "If the user says no, …" in an
     answer about software is not. Returns ``reply`` unchanged when nothing else would be left.
     """
-    paragraphs = []
-    for paragraph in reply.split("\n\n"):
-        said = sentences(paragraph)
+    lines = []
+    for line in reply.split("\n"):
+        said = sentences(line)
         kept = [s for s in said if not _NARRATION_RE.match(s)]
         if len(kept) == len(said):
-            paragraphs.append(paragraph)  # untouched, line breaks and all
+            lines.append(line)  # untouched
         elif kept:
-            paragraphs.append(" ".join(kept))
-    cleaned = "\n\n".join(paragraphs).strip()
+            lines.append(" ".join(kept))
+    cleaned = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     return cleaned or reply
 
 
@@ -298,10 +304,13 @@ _THIRD_PERSON_VERBS = frozenset(
 )
 """Verbs a small model puts after "the user" when it means the person it talks to."""
 _ADVERBS = frozenset("also already really probably just still often usually clearly".split())
-_THE_USER_RE = re.compile(r"\b(?P<the>[Tt])he user(?P<own>['’]s)?\b(?P<rest>(?:\s+[\w'’]+){0,2})")
+_THE_USER_RE = re.compile(
+    r"^(?P<lead>\W*(?:(?:so|then|and|but|now|i think|i believe),?\s+)?)"
+    r"(?P<the>[Tt])he user(?P<own>['’]s)?\b(?P<rest>(?:\s+[\w'’]+){0,2})",
+    re.IGNORECASE,
+)
+""""The user" as the subject a sentence opens with ("The user would …", "So the user …")."""
 _MODALS = frozenset("would should could can will might must may".split())
-_OBJECT_NEXT = frozenset("that to with about in on for and or if when".split())
-_CONTRACTED_NEXT = frozenset("a an the not going very so really".split())
 _USERS_RE = re.compile(r"\busers?\b", re.IGNORECASE)
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|I'm|I've|my|me)\b", re.IGNORECASE)
 
@@ -325,21 +334,12 @@ def _you(match: re.Match[str]) -> str:
     """The words of one "the user …" said to the person: "" when it is someone else."""
     rest = match.group("rest")
     words = rest.split()
-    if match.group("own"):  # "the user's plan" is "your plan"; "the user's been" is "you've been"
+    if match.group("own"):  # "The user's plan" is "your plan"; "the user's been" is "you've been"
         nxt = words[0].lower() if words else ""
-        if nxt == "been":
-            said = "you've"
-        elif nxt in _CONTRACTED_NEXT or nxt.endswith("ing"):
-            said = "you're"
-        else:
-            said = "your"
-        return said + rest
-    if not words:  # "help the user." (the sentence ends); not "the user, who …"
-        after = match.string[match.end() : match.end() + 1]
-        return "you" if after in ("", ".", "!", "?", ";", ")") else ""
+        return ("you've" if nxt == "been" else "your") + rest
+    if not words:
+        return ""
     first = words[0]
-    if first.lower() in _OBJECT_NEXT:
-        return "you" + rest  # "explain it to the user in plain words"
     verb, lead = (words[1], first) if first.lower() in _ADVERBS and len(words) > 1 else (first, "")
     agreed = _second_person_verb(verb)
     if agreed is None:
@@ -354,11 +354,12 @@ def address_directly(reply: str, message: str) -> str:
     Qwen2.5-Coder-0.5B, asked "Should I learn Rust or Go? I know Python already.", answered "The
     user would need to know Rust …" and "The user has already used Python": its prompt speaks of
     "the user". Only a sentence about what the person said (it shares a word of the message, which
-    speaks in the first person) is changed: "the user's" becomes "your" (or "you're"/"you've"
-    before "a", "-ing" or "been"), "the user" before a modal, be/have/do or a common verb becomes
-    "you" with the verb agreeing, and before "to"/"for"/… or at a clause end "you". Code, quoted
-    text, compounds ("the user manual"), and replies or messages about users are left alone:
-    "How do I add Bob to sudoers?" answered "The user needs to log out" is about Bob.
+    speaks in the first person) and opens with "the user" as its subject is changed: "The user's"
+    becomes "Your" ("You've" before "been"), and "The user" before a modal, be/have/do or a common
+    verb becomes "You" with the verb agreeing. "The user" anywhere else in a sentence (an object,
+    "the best choice for the user is …", "realises the user is lonely"), code, quoted text,
+    compounds ("the user manual"), and replies or messages about users are left alone: "How do I
+    add Bob to sudoers?" answered "The user needs to log out" is about Bob.
     """
     if (
         _USERS_RE.search(message)
@@ -383,15 +384,19 @@ def address_directly(reply: str, message: str) -> str:
                 said = _you(match)
                 if not said:
                     return match.group(0)
-                return (said[:1].upper() if match.group("the") == "T" else said[:1]) + said[1:]
+                said = (said[:1].upper() if match.group("the") == "T" else said[:1]) + said[1:]
+                return match.group("lead") + said
 
             parts[number] = _THE_USER_RE.sub(swap, part)
         lines[index] = " ".join(parts)
     return "\n".join(lines)
 
 
-REPEAT_SENTENCE_CHARS = 25
-"""A sentence this long (letters, digits and spaces) said twice in one reply is a repeat."""
+REPEAT_SENTENCE_CHARS = 45
+"""A sentence this long (letters, digits and spaces) said twice in one line is a repeat; shorter
+ones may be repeated on purpose ("Do ten push-ups and rest for a minute.")."""
+REPEAT_LINE_SENTENCES = 4
+"""Only a run of prose this long repeats itself by accident (a model looping)."""
 _LEAD_WORD_RE = re.compile(
     r"^(?:first|second|third|fourth|fifth|then|next|also|finally|lastly|and|so)\b,?\s*",
     re.IGNORECASE,
@@ -416,7 +421,7 @@ def drop_repeats(reply: str) -> str:
             in_code = not in_code
             continue
         said = sentences(line)
-        if in_code or len(said) < 2:
+        if in_code or len(said) < REPEAT_LINE_SENTENCES:
             continue
         seen: set[str] = set()
         kept = []
@@ -435,8 +440,10 @@ def drop_repeats(reply: str) -> str:
 
 _END_RE = re.compile(r"[.!?…:;)\]\"'”’»*`]\s*$|[^\w\s.,;:!?'\"()\[\]-]\s*$")
 """A reply that ends like a finished one: punctuation, a closing mark, or an emoji."""
-_ABBREVIATION_RE = re.compile(r"(?:\b[a-zA-Z]\.|\b(?:etc|Mr|Mrs|Ms|Dr|vs|approx)\.)$")
-"""A full stop that ends an abbreviation ("e.g.", "Dr."), not a sentence."""
+_ABBREVIATION_RE = re.compile(
+    r"(?:\b[a-zA-Z]\.|\b(?:etc|Mr|Mrs|Ms|Dr|vs|approx)\.|(?:^|\n)[ \t]*\d{1,3}\.)$"
+)
+"""A full stop that ends an abbreviation ("e.g.", "Dr.") or a list number ("3."), not a sentence."""
 _LAST_END_RE = re.compile(r"[.!?…](?:[\"'”’»)])?(?=\s)")
 
 
@@ -451,10 +458,15 @@ def drop_unfinished(reply: str) -> str:
     text = reply.rstrip()
     if not text or _END_RE.search(text) or text.count("```") % 2:
         return reply
-    if "\n" in text:  # a list or lines: the cut line goes, the whole ones before it stay
-        kept = text[: text.rindex("\n")].rstrip()
+    start = text.rfind("\n") + 1  # the cut is in the last line: a list item or a paragraph
+    ends = [
+        e
+        for e in _LAST_END_RE.finditer(text, start)
+        if not _ABBREVIATION_RE.search(text, 0, e.end())
+    ]
+    if start and not ends:  # a list item cut short goes; the lines before it stay
+        kept = text[:start].rstrip()
         return kept if len(kept.split()) >= 3 else reply
-    ends = [e for e in _LAST_END_RE.finditer(text) if not _ABBREVIATION_RE.search(text, 0, e.end())]
     if not ends:
         return reply
     kept = text[: ends[-1].end()].rstrip()

@@ -38,7 +38,7 @@ REPLIES = {
     "Hi! I'm Sam and I work as a teacher in Glasgow.": (
         "Hi Sam! My job is as a teacher, which makes me a homeschooling advocate here at school."
     ),
-    "Any tips for marking essays faster?": "I'm an experienced teacher too. Use a rubric.",
+    "Any tips for marking essays faster?": "I'm a teacher too. Use a rubric.",
     "That was a fun chat, see you soon": "It was! Enjoy your evening.\n\nBest regards,\nAlex",
     "I have two cats called Miso and Tofu.": (
         "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
@@ -103,7 +103,7 @@ def test_the_users_job_said_as_the_agents_own_is_said_back_to_the_user(
     first = turn("Hi! I'm Sam and I work as a teacher in Glasgow.")
     assert first.reply.startswith("Hi Sam! Your job is as a teacher, which makes you")
     later = turn("Any tips for marking essays faster?")
-    assert later.reply == "You're an experienced teacher. Use a rubric."
+    assert later.reply == "You're a teacher. Use a rubric."
 
 
 def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(

@@ -128,6 +128,15 @@ OCCUPATION = "user.profile.occupation"
         ("My job as a teacher ended last year.", {}),
         ("I work at Home Depot.", {EMPLOYER: "Home Depot"}),
         ("I work at Google and Sam works at Meta.", {EMPLOYER: "Google"}),
+        # found on a second review
+        ("I work at Google and Sam, my husband, works at Meta.", {EMPLOYER: "Google"}),
+        ("I work at AT&T.", {EMPLOYER: "AT&T"}),
+        ("I'm employed by Atlassian.", {EMPLOYER: "Atlassian"}),
+        ("I'm a teacher but not anymore.", {}),
+        ("I'm a nurse who just retired.", {}),
+        ("My job is to help the doctor.", {}),
+        ("I'm a friend of a doctor who helped me.", {}),
+        ("As a waiter, I learned patience.", {}),
         (
             "I'm a nurse at York Hospital and Sarah is my manager.",
             {OCCUPATION: "nurse", EMPLOYER: "York Hospital"},
@@ -174,15 +183,15 @@ def test_misattributed_facts_are_said_back_to_the_user(reply: str, expected: lis
     assert [second_person(c) for c in misattributed(reply, FACTS)] == expected
 
 
-def test_the_users_job_claimed_of_a_kind_is_said_back() -> None:
+def test_the_users_job_said_with_too_or_after_a_name_is_said_back() -> None:
     facts = {OCCUPATION: "teacher"}
-    assert [second_person(c) for c in misattributed("I'm an experienced teacher.", facts)] == [
-        "You're an experienced teacher."
-    ]
     assert [second_person(c) for c in misattributed("I'm a teacher too.", facts)] == [
         "You're a teacher."
     ]
-    assert misattributed("I'm a student teacher.", {OCCUPATION: "nurse"}) == []
+    # a kind of the job is the agent's own ("a virtual assistant"), or the user's letter
+    assert misattributed("I'm a virtual assistant.", {OCCUPATION: "assistant"}) == []
+    letter = "Dear Hiring Manager,\n\nI am a registered nurse with five years of experience."
+    assert misattributed(letter, {OCCUPATION: "nurse"}) == []
     # SmolLM2-135M in the REPL, to Lena, a nurse: a relative clause after the job
     reply = "Lena, I'm a nurse who lives in Berlin. Now you have it!"
     [clause] = misattributed(reply, {OCCUPATION: "nurse"})

@@ -184,7 +184,10 @@ RUST = "Should I learn Rust or Go for backend work? I know Python already."
         ("The user's best bet for backend work is Go.", "Your best bet for backend work is Go."),
         ("The user's been busy with Python.", "You've been busy with Python."),
         ("I think the user is right about Rust.", "I think you are right about Rust."),
-        ("Learning Rust will help the user.", "Learning Rust will help you."),
+        # "the user" other than as the opening subject is left alone
+        ("Learning Rust will help the user.", "Learning Rust will help the user."),
+        ("The best choice for the user is Rust.", "The best choice for the user is Rust."),
+        ("The user's writing in Python is clear.", "Your writing in Python is clear."),
         ("The user really wants Rust.", "You really want Rust."),
         ("- The user wants Rust.", "- You want Rust."),
         # compounds, relative clauses, quotes, and sentences about something else are left alone
