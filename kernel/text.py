@@ -392,6 +392,25 @@ def address_directly(reply: str, message: str) -> str:
     return "\n".join(lines)
 
 
+_WRITING_VERB_RE = re.compile(
+    r"\b(?:write|draft|compose|prepare|rewrite|polish|redo|improve|proofread|edit)\b", re.IGNORECASE
+)
+_IN_USERS_VOICE_RE = re.compile(
+    r"\b(?:my|for me|me an?|letter|e-?mail|message|bio|biography|speech|toast|post|profile"
+    r"|statement|introduction|cv|resume|résumé|application)\b",
+    re.IGNORECASE,
+)
+
+
+def writes_for_user(message: str) -> bool:
+    """Say whether ``message`` asks for a text in the user's own voice ("Write my cover letter").
+
+    The first person of such a reply is the user speaking ("I am a registered nurse with five
+    years of experience"): it is not the agent taking the user's facts, and must stay as written.
+    """
+    return bool(_WRITING_VERB_RE.search(message) and _IN_USERS_VOICE_RE.search(message))
+
+
 REPEAT_SENTENCE_CHARS = 45
 """A sentence this long (letters, digits and spaces) said twice in one line is a repeat; shorter
 ones may be repeated on purpose ("Do ten push-ups and rest for a minute.")."""

@@ -40,6 +40,7 @@ from kernel.text import (
     strip_scaffold,
     strip_signoff,
     unwrap_quotes,
+    writes_for_user,
 )
 from kernel.tool_output import from_vault, source_label, vault_key
 from nodes.services import Services
@@ -343,7 +344,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         draft = "" if noted or answered else FALLBACKS[state.surface.modality]
         said = "the facts it stated are acknowledged" if noted else answered or "fallback used"
         degraded.append(f"compose_final: {missing}; {said}")
-    unsupported = unsupported_personal_claims(draft, sources)
+    # A text in the user's voice ("Write my cover letter") makes the user's claims, not the agent's.
+    voiced = writes_for_user(state.user_text)
+    unsupported = [] if voiced else unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
     if noted:
@@ -368,9 +371,11 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         reply = enforce(reply or body or "…", state.norm_rules, known=names, ack=state.norm_ack)
     else:  # nothing of the model's is left: the acknowledgement (or the recalled facts) alone
         reply = state.norm_ack
-    # "I live in Porto": a small model says the user's facts as its own; say them to the user.
+    # "I live in Porto": a small model says the user's facts as its own; say them to the user
+    # (not in a text written in the user's voice: "Write my cover letter" -> "I am a nurse …").
     own = state.me.psyche.persona.name
-    for clause in misattributed(reply, state.user_facts, own_name=own):
+    theirs = {} if voiced else state.user_facts
+    for clause in misattributed(reply, theirs, own_name=own):
         reply = said_to_user(reply, clause)
     # "Where do I live now?": a reply that does not say what the user told the agent gets it;
     # so does one that tells the user something else ("Your name is Lil" to Alex).

@@ -345,3 +345,23 @@ def test_a_reply_never_narrates_the_exchange(instance: Instance, tmp_path: Path)
         assert "What brings you here today?" in state.reply
         assert "This is a joke" not in state.reply and "The user asks" not in state.reply
         assert '"' not in state.reply
+
+
+def test_a_text_in_the_users_voice_keeps_its_first_person(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """ "Write my cover letter": "I am a nurse …" is the user speaking, not the agent taking the
+    user's facts (found on review: it was said back as "You are a nurse …")."""
+    letter = "Dear Hiring Manager,\n\nI am a nurse with five years of experience on busy wards."
+    model = ScriptedChatModel(
+        respond=lambda m: letter if "cover letter" in str(m[-1].content) else "Noted, Dana."
+    )
+    deps = scripted_deps(instance, model)
+    with sqlite_saver(tmp_path / "letter.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "Hi! I'm Dana and I work as a nurse.")
+        state = run_turn(compiled, "Please write my cover letter for a ward nurse job.")
+        asked = run_turn(compiled, "I'm a nurse, right? Tell me again what I do.")
+    assert state.user_facts.get("user.profile.occupation") == "nurse"
+    assert state.reply == letter  # neither said back nor tagged "(unverified)"
+    assert asked.reply  # an ordinary turn after it still runs

@@ -19,6 +19,7 @@ from kernel.text import (
     strip_narration,
     strip_signoff,
     unwrap_quotes,
+    writes_for_user,
 )
 
 
@@ -240,3 +241,18 @@ def test_review_cases_are_left_as_they_should_be() -> None:
         "1. Boil water.\n2. Add the pasta."
     )
     assert drop_unfinished("Read this first. See e.g. the docs and the") == "Read this first."
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Write my cover letter for a nursing job.", True),
+        ("Can you draft an email to my boss?", True),
+        ("Help me write a speech for my sister's wedding.", True),
+        ("Can you write a poem about cats?", False),
+        ("I write code for a living.", False),
+        ("Where do I live?", False),
+    ],
+)
+def test_a_text_in_the_users_voice_is_recognised(message: str, expected: bool) -> None:
+    assert writes_for_user(message) is expected
