@@ -283,6 +283,11 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
     return None
 
 
+def _held(job: str) -> str:
+    """Return ``job`` if the speaker holds it now: "" for "a former teacher", "a good cook"."""
+    return "" if _NOT_A_JOB & set(job.split()) else job
+
+
 def _occupation(clause: str, sentence: str = "") -> str | None:
     """Return the job a clause names: "" when it has a job's form but names none, else None.
 
@@ -294,7 +299,7 @@ def _occupation(clause: str, sentence: str = "") -> str | None:
         return ""  # "I'm a nurse who just retired", "… who's retired", "… who used to …"
     if named:
         job = named.group(1).lower()
-        return "" if _NOT_A_JOB & set(job.split()) else job
+        return _held(job)
     teaches = _TEACH_RE.match(clause)
     if teaches:
         subject = _clean_value(_WORKPLACE_RE.split(teaches.group(1), maxsplit=1)[0])
@@ -312,7 +317,7 @@ def _occupation(clause: str, sentence: str = "") -> str | None:
     )
     if appositive and own and not _PAST_JOB_RE.search(clause):
         job = (appositive.group(1) or appositive.group(2)).lower()
-        return "" if _NOT_A_JOB & set(job.split()) else job
+        return _held(job)
     works = _WORKS_AS_RE.match(clause)
     if works is None:
         return None
@@ -357,8 +362,8 @@ def _possessive_fact(clause: str, sentence: str) -> Fact | None:
         return None
     job = _JOB_VALUE_RE.match(_WORKPLACE_RE.split(_clean_value(match.group(3)), maxsplit=1)[0])
     if match.group(1).lower() in _JOB_WORDS and job:
-        words = job.group(1).lower().split()
-        return None if _NOT_A_JOB & set(words) else Fact(OCCUPATION, " ".join(words), sentence)
+        held = _held(" ".join(job.group(1).lower().split()))
+        return Fact(OCCUPATION, held, sentence) if held else None
     if any(word[:1].isupper() for word in match.group(1).split()):
         return None  # "my colleague Tom is …" is about Tom, not about the speaker
     if not _names_a_value(match.group(3)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+(?:[.,]\d+)?", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -153,6 +154,12 @@ ECHO_SENTENCE_CHARS = 20
 shorter ones ("Thank you so much.") are words a reply may share."""
 
 
+def _echoes(part: str, said: str, target: str, targets: list[str]) -> bool:
+    """Say whether one sentence of a reply says the message (or one of ``targets``) back."""
+    squashed = _squash(part)
+    return target in squashed or any(t in f" {squashed} " for t in targets) or near_echo(part, said)
+
+
 def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     """Remove the user's own message when the reply repeats it (a small model's habit).
 
@@ -173,7 +180,8 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     # sentences, the second run on into more words. A reply that quotes a sentence to answer
     # about it ("Me and him went … uses object pronouns") does not open with the message.
     pieces = [f" {_squash(p)} " for p in sentences(said)]
-    opening = f" {_squash(sentences(reply)[0])} " if sentences(reply) else ""
+    first = sentences(reply)[:1]
+    opening = f" {_squash(first[0])} " if first else ""
     parrots = (
         len(pieces) > 1
         and len(pieces[0]) - 2 >= ECHO_SENTENCE_CHARS
@@ -185,13 +193,7 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     dropped = False
     for line in reply.splitlines():
         parts = re.split(r"(?<=[.!?…])\s+|(?<=[.!?…][\"'”’»])\s+", line)
-        kept = [
-            p
-            for p in parts
-            if target not in _squash(p)
-            and not any(t in f" {_squash(p)} " for t in targets)
-            and not near_echo(p, said)
-        ]
+        kept = [p for p in parts if not _echoes(p, said, target, targets)]
         dropped |= len(kept) != len(parts)
         if kept or not line.strip():
             kept_lines.append(" ".join(kept) if len(kept) != len(parts) else line)
@@ -348,6 +350,25 @@ def _you(match: re.Match[str]) -> str:
     return "you" + (f" {lead}" if lead else "") + f" {agreed}" + tail
 
 
+def _prose_lines(lines: list[str]) -> Iterator[int]:
+    """Yield the indices of ``lines`` outside fenced code blocks (fence lines excluded)."""
+    in_code = False
+    for index, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        elif not in_code:
+            yield index
+
+
+def _swap_the_user(match: re.Match[str]) -> str:
+    """Say one "the user …" to the person (``_you``), keeping the case of its "The"."""
+    said = _you(match)
+    if not said:
+        return match.group(0)
+    said = (said[:1].upper() if match.group("the") == "T" else said[:1]) + said[1:]
+    return match.group("lead") + said
+
+
 def address_directly(reply: str, message: str) -> str:
     """Say "you" where the reply calls the person it answers "the user".
 
@@ -369,25 +390,14 @@ def address_directly(reply: str, message: str) -> str:
         return reply
     asked = set(content_words(message))
     lines = reply.split("\n")
-    in_code = False
-    for index, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-        if in_code or "the user" not in line.lower():
+    for index in _prose_lines(lines):
+        if "the user" not in lines[index].lower():
             continue
-        parts = re.split(r"(?<=[.!?])\s+", line)
+        parts = re.split(r"(?<=[.!?])\s+", lines[index])
         for number, part in enumerate(parts):
             if re.search('["“”]', part) or not asked & set(content_words(part)):
                 continue
-
-            def swap(match: re.Match[str]) -> str:
-                said = _you(match)
-                if not said:
-                    return match.group(0)
-                said = (said[:1].upper() if match.group("the") == "T" else said[:1]) + said[1:]
-                return match.group("lead") + said
-
-            parts[number] = _THE_USER_RE.sub(swap, part)
+            parts[number] = _THE_USER_RE.sub(_swap_the_user, part)
         lines[index] = " ".join(parts)
     return "\n".join(lines)
 
@@ -433,14 +443,11 @@ def drop_repeats(reply: str) -> str:
     lines asked for again) and code blocks are left as they are, and no line is joined to another.
     """
     lines = reply.split("\n")
-    in_code = False
     changed = False
-    for index, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-            continue
+    for index in _prose_lines(lines):
+        line = lines[index]
         said = sentences(line)
-        if in_code or len(said) < REPEAT_LINE_SENTENCES:
+        if len(said) < REPEAT_LINE_SENTENCES:
             continue
         seen: set[str] = set()
         kept = []
