@@ -85,6 +85,7 @@ def functions() -> dict[str, Callable[[str], object]]:
         "text.drop_unfinished": kernel_text.drop_unfinished,
         "text.address_directly": lambda reply: kernel_text.address_directly(reply, "Hi"),
         "skai.repeats_earlier": lambda reply: skai.repeats_earlier(reply, reply, [(reply, reply)]),
+        "skai.non_answer": lambda reply: skai.non_answer(reply, reply, "question"),
         "injection.sanitize": injection.sanitize,
         "injection.process": lambda text: injection.process(text, "web"),
     }

@@ -1298,6 +1298,194 @@ def off_topic(draft: str, user_text: str, *, similarity: float | None = None) ->
     return draft_relevance(draft, user_text, similarity=similarity) < RELEVANCE_MIN
 
 
+NonAnswer: TypeAlias = Literal["", "refusal", "asked back", "handed back"]
+_PARTY = (
+    # Who a referral sends the user to: a profession (by its endings, -ist and -ian, or by name)
+    # or an institution.
+    r"(?:\w+(?:ist|ian)s?|professionals?|experts?|doctors?|lawyers?|attorneys?|vets?"
+    r"|advis[oe]rs?|agents?|agency|mentors?|counsel\w*|mechanics?|electricians?|plumbers?"
+    r"|locksmiths?|administrators?|accountants?|officials?|authorit\w*|offices?|services?"
+    r"|websites?|sites?|pages?|providers?|lenders?|banks?|support|someone|people|person)\b"
+)
+_DECLINE_RE = re.compile(
+    # Matched per clause on ``_fold``-ed text (lower case, accents stripped, apostrophes unified).
+    # Kinds of declining, not messages: regret; "I" + a negation + a verb or noun of ability,
+    # knowledge, permission or willingness ("I'm not able to", "I don't have access", "I
+    # wouldn't want to give"); reluctance ("I'd rather not", "I'll pass"); "falls outside";
+    # the AI disclaimer; non-commitment ("it depends on many factors"); the same in es, pt, fr,
+    # de, it, nl, pl, ru.
+    "|".join(
+        (
+            r"^\s*(?:sorry|unfortunately|regrettably|sadly)\b",
+            r"\bi(?:'m| am) (?:so |very |really |truly )?(?:sorry|afraid)\b",
+            r"\b(?:i apologi[sz]e|my apologies|apologies)\b",
+            r"\bi(?:'m| am|'d| would|'ll| will| do| did| can| could| have|'ve)?\s+(?:\w+\s+){0,2}?"
+            r"(?:not|n't|never|no|cannot|can't|won't|don't|wouldn't)\b\s*(?:\w+\s+){0,3}?"
+            r"(?:able|allowed|permitted|position|qualified|familiar|aware|sure|know\w*|access"
+            r"|information|data|ability|capacity|means|way|expertise|opinions?|views?|feelings?"
+            r"|preferences?|help|assist|provide|advis\w*|answer|say|comment|weigh|evaluate|predict"
+            r"|recommend|write|give|offer|share|do|support|comfortable|want|pass|discuss"
+            r"|speculate|endorse|appropriate|designed|programmed|equipped)\b",
+            r"\bi (?:cannot|can't|won't|will not)\b|\bunable to\b",
+            r"\bi(?:'d| would) (?:prefer|rather) not\b|\bi(?:'ll| will) (?:have to )?pass\b",
+            r"\b(?:i|i'll|i will|i must|i'd|i have to|i need to) (?:respectfully |politely )?"
+            r"(?:decline|refrain|abstain)\b",
+            r"\b(?:not|n't) (?:be )?(?:appropriate|responsible|possible) for me\b",
+            r"\bi(?:'m| am) not an? (?:\w+ ){0,2}?" + _PARTY,
+            r"\b(?:falls?|is|lies|are|goes) (?:\w+ ){0,2}?(?:outside|beyond)\b"
+            r"|\b(?:outside|beyond) (?:of )?(?:the scope|my scope|my (?:abilities|capabilities)"
+            r"|what i)\b|\bnot (?:really )?(?:something|a topic|an area|a question) (?:that )?i\b",
+            r"\b(?:as|i'm|i am) (?:just |only |merely )?an? (?:ai|artificial intelligence"
+            r"|(?:large )?language model|(?:ai )?assistant|chatbot|bot)\b",
+            r"\bdepends on (?:many|a (?:wide )?(?:variety|range|number) of|numerous|several"
+            r"|various|a lot of) (?:\w+ )?factors\b|\bhard to say\b",
+            r"\blo siento\b|\bno (?:puedo|me es posible|tengo acceso)\b|\b(?:disculpa|disculpe"
+            r"|perdon|lamentablemente)\b|\bcomo (?:una? )?(?:ia|inteligencia artificial"
+            r"|modelo de lenguaje)\b",
+            r"\bnao (?:posso|consigo|tenho acesso)\b|\b(?:desculpe|desculpa|infelizmente|lamento)\b"
+            r"|\bcomo (?:uma? )?(?:ia|inteligencia artificial|modelo de linguagem)\b",
+            r"\bje (?:suis desole|ne (?:\w+ ){0,2}?(?:peux|suis|sais) (?:\w+ ){0,2}?pas)\b"
+            r"|\b(?:desolee?|malheureusement)\b|\ben tant qu(?:e |')(?:\w+ )?(?:ia|intelligence"
+            r" artificielle|modele de langage)\b",
+            r"\b(?:es tut mir leid|leider)\b|\bals (?:ki|sprachmodell)\b"
+            r"|\b(?:ich kann|kann ich) (?:\w+ ){0,3}?(?:nicht|keine?)\b",
+            r"\bmi dispiace\b|\bnon (?:posso|sono in grado)\b|\bpurtroppo\b"
+            r"|\bcome (?:un'?a? )?(?:ia|intelligenza artificiale|modello linguistico)\b",
+            r"\bhelaas\b|\b(?:ik kan|kan ik) (?:\w+ ){0,3}?(?:niet|geen)\b",
+            r"\bniestety\b|\bnie (?:moge|jestem w stanie)\b",
+            r"\b(?:извините|простите|к сожалению)\b|\bя не (?:могу|в состоянии)\b|\bнет доступа\b"
+            r"|\bкак (?:ии|языковая модель)\b",
+        )
+    )
+)
+_REDIRECT_RE = re.compile(
+    # A clause that neither declines nor answers: an offer of other help, a courtesy, or a
+    # referral (turning to someone else, or who would be best placed to help).
+    r"\b(?:anything else|something else|any other|feel free to|n'hesitez pas|algo mas|otra cosa"
+    r"|mais alguma coisa|outra coisa|autre chose|etwas anderes|qualcos'altro"
+    r"|что-то (?:еще|другое))\b"
+    r"|\bthank(?:s| you) for\b|\bi hope\b|\b(?:good|best of) luck\b|\bi wish you\b"
+    r"|\bi (?:appreciate|understand)\b"
+    r"|\b(?:consult\w*|contact\w*|reach\w* out|speak\w*|talk\w*|check\w* with|see|seeing|ask"
+    r"|work\w* with|turn\w* to|visit\w*|wenden sie sich|rivolger\w*|acuda|procure"
+    r"|adressez|neem contact|обратитесь)\b(?:\s+\S+){0,6}?\s+(?:\S+\s+)?"
+    + _PARTY
+    + r"|\b(?:would be|is|are) (?:the )?(?:best|right|better) (?:person|people|place|one|ones"
+    r"|placed|option)\b|\b(?:best|right) (?:person|people|placed) to\b"
+)
+DECLINE_REST_TERMS = 4
+"""A reply that declines or apologises and says fewer content words than this besides answered
+nothing ("I'm sorry, but I can't assist with that. Is there anything else?"); one that goes on
+("I can't see your screen, but that error means the port is taken.") answers."""
+_CLAUSE_RE = re.compile(
+    r"([,;:\u2014\u2013]|\s-\s|\b(?:and|but|so|however|although|though|yet|pero|aber|ma|но)\b)"
+)
+_PIVOTS = frozenset("but however although though yet pero aber ma но".split())
+"""Words that turn from a limitation to what can be said: a clause they open that names
+something answers ("I can't see your screen, but try restarting the router")."""
+ASKED_BACK_SHARE = 0.5
+"""A reply of questions only that shares this much of the message's topic asks it back."""
+
+
+_ASKS_AGENT_RE = re.compile(
+    r"\b(?:can|could|would|will) you (?:please )?(\w+)|^\s*(?:please )?(\w+)"
+)
+_TOLD_TO_RE = r"\byou (?:should|can|could|might|may|must|need to|have to|will)(?: \w+)? {verb}\b"
+
+
+def _loose_stems(text: str) -> set[str]:
+    """Content stems with a plural or third-person "s" dropped first ("works" = "work")."""
+    return {
+        _stem(w[:-1] if w.endswith("s") and len(w) > 4 else w)
+        for w in _words(text)
+        if _is_content(w)
+    }
+
+
+def _hands_back(draft: str, user_text: str) -> bool:
+    """Say whether ``draft`` tells the user to do what they asked the agent to do, and no more.
+
+    Seen on Qwen2.5-Coder-0.5B: "Can you recommend a good book about the history of Rome?" got
+    "You should recommend a good book about the history of Rome." The verb the message asks the
+    agent for ("can you V", or an opening imperative) comes back with the user as its subject,
+    and at most one content word of the reply is not the message's.
+    """
+    asked = _ASKS_AGENT_RE.search(_fold(user_text))
+    if asked is None:
+        return False
+    verb = asked.group(1) or asked.group(2)
+    if not verb or (asked.group(2) and verb not in IMPERATIVES):
+        return False
+    folded = _fold(draft)
+    if not re.search(_TOLD_TO_RE.format(verb=re.escape(verb)), folded):
+        return False
+    return len(_loose_stems(folded) - _loose_stems(_fold(user_text))) <= 1
+
+
+def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
+    """Say why ``draft`` answers nothing ``user_text`` asked ("" when it answers). Heuristic.
+
+    Only a question or a request is judged (``modality`` from surface_parse): a question back to
+    a statement ("I'm feeling down today." — "What happened?") is an answer, and so is any
+    reply with a code block.
+
+    * ``"refusal"``: a clause declines, apologises or disclaims (``_DECLINE_RE``), and from
+      there on the clauses that neither decline nor only offer other help, a courtesy or a
+      referral (``_REDIRECT_RE``) say fewer than ``DECLINE_REST_TERMS`` content words or figures,
+      and none of them turns to something said ("…, but try restarting the router"). What
+      comes before the first decline is the reason given for it ("X raises legal concerns, so
+      I can't help"), unless it holds figures. Seen on Qwen2.5-Coder-0.5B: "Tell me what you
+      think of my plan to run a marathon" got "I'm sorry, but I can't assist with that."
+      Whether declining may be right is the caller's judgement
+      (``nodes.turn.deliberate.may_decline``).
+    * ``"asked back"``: every sentence is a question, and together they share at least
+      ``ASKED_BACK_SHARE`` of the message's topic (two words or more; the request's own verb,
+      "explain", is no topic): the message's own question handed back, against SKAi's
+      ``decide_then_say`` contract (say what you assume, answer under it, then ask). Seen on
+      SmolLM2-135M: "What should I cook tonight with rice and spinach?" got "Should I cook dinner
+      tonight with any special ingredients…?". A question about something the message left
+      open ("Do you want it vegetarian?") is not.
+    * ``"handed back"``: the reply tells the user to do what they asked for (``_hands_back``).
+    """
+    if modality not in ("question", "request") or "```" in draft:
+        return ""
+    parts = _sentences(draft)
+    if not parts:
+        return ""
+    if all(part.rstrip("\"'”’)»*_ ").endswith("?") for part in parts):
+        asked = _loose_stems(" ".join(w for w in _words(_fold(user_text)) if w not in IMPERATIVES))
+        asked -= {_stem(w) for w in PHATIC}
+        shared = asked & _loose_stems(_fold(draft))
+        if len(shared) >= 2 and len(shared) >= ASKED_BACK_SHARE * len(asked):
+            return "asked back"
+        return ""
+    if _hands_back(draft, user_text):
+        return "handed back"
+    clauses: list[tuple[str, bool]] = []  # (clause, opened by "but" or the like)
+    for part in parts:
+        pieces = _CLAUSE_RE.split(_fold(part))  # clause, delimiter, clause, …
+        clauses += [
+            (piece, i > 0 and pieces[i - 1].strip() in _PIVOTS)
+            for i, piece in enumerate(pieces)
+            if i % 2 == 0
+        ]
+    declined = [bool(_DECLINE_RE.search(clause)) for clause, _ in clauses]
+    if not any(declined):
+        return ""
+    first = declined.index(True)  # what comes before is a reason given for declining …
+    rest = [
+        (clause, pivot)
+        for (clause, pivot), said_no in zip(clauses[first:], declined[first:], strict=True)
+        if not said_no and not _REDIRECT_RE.search(clause)
+    ]
+    if any(ch.isdigit() for clause, _ in clauses[:first] for ch in clause):  # … unless figures
+        rest += clauses[:first]
+    if any(pivot and _content_stems(clause) for clause, pivot in rest):
+        return ""  # "I can't see your network, but try restarting the router."
+    said = {w for clause, _ in rest for w in _words(clause) if _is_content(w) or w.isdigit()}
+    return "refusal" if len({_stem(w) for w in said}) < DECLINE_REST_TERMS else ""
+
+
 REPEAT_MIN = 0.85
 """A draft whose content stems overlap an earlier reply's this much, both ways, repeats it."""
 REPEAT_MIN_TERMS = 3

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai
+from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
 from prompts import render as render_prompt
@@ -418,10 +419,13 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
         best = state.candidates[state.chosen] if state.chosen >= 0 else state.candidates[-1]
         asked = norms.without_norms(state.user_text)
         kind = "off_topic" if skai.off_topic(best.text, asked) else "redraft"
+        silent = non_answers(state)[state.chosen] if state.chosen >= 0 else ""
         if not best.text.strip():
             kind = "echo"  # it only said the message back
         elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
+        elif silent:
+            kind = silent.replace(" ", "_")  # "refusal", "asked_back"
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
         return _draft(
             state,
@@ -493,6 +497,32 @@ def metrics_engine(state: TurnState, *, deps: Services) -> Update:
     return {"candidates": scored, "note": table}
 
 
+def may_decline(state: TurnState) -> bool:
+    """Say whether declining may be the right answer to the message.
+
+    It matches a harm category (``kernel.mscp.harm_category``), or it is someone else's content
+    (forwarded, tainted).
+    """
+    return bool(state.external_ref or state.tainted or harm_category(state.user_text))
+
+
+def non_answers(state: TurnState, *, declining: bool | None = None) -> list[skai.NonAnswer]:
+    """Say, per candidate, whether it answers nothing the message asked (``skai.non_answer``).
+
+    A refusal is an answer where declining may be right (``may_decline``; pass ``declining`` when
+    already known). The kernel's fallback and acknowledgement candidates are its own: never
+    judged.
+    """
+    declining = may_decline(state) if declining is None else declining
+    kinds = [
+        skai.non_answer(c.text, state.user_text, state.surface.modality)
+        if c.origin not in ("fallback", "ack")
+        else ""
+        for c in state.candidates
+    ]
+    return ["" if declining and kind == "refusal" else kind for kind in kinds]
+
+
 def lambda_select(state: TurnState, *, deps: Services) -> Update:
     """Choose the highest Λ among on-topic candidates (tie: higher T, lower SSS); maybe re-draft.
 
@@ -500,34 +530,44 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     off-topic candidates ineligible while an on-topic one exists; a candidate that was only an
     echo of the message (empty once ``_draft`` cut the echo) is off-topic. A copy of an earlier
     reply to another message is chosen only when every candidate is one (composition then says
-    the fallback instead). When every candidate is off-topic or a copy, or the best is a
-    fallback, one bounded re-draft is asked for (at most max_internal_candidates candidates,
-    within the mode's model-call budget).
+    the fallback instead); one that answers nothing (a refusal of a harmless request, only
+    questions back: ``non_answers``) only when every new candidate does. When every candidate is
+    off-topic, a copy or a non-answer, or the best is a fallback, one bounded re-draft is asked
+    for (at most max_internal_candidates candidates, within the mode's model-call budget).
     """
     asked = norms.without_norms(state.user_text)  # an instruction's own words set no topic
-    relevance = [
-        skai.draft_relevance(c.text, asked) if c.text.strip() else 0.0  # only an echo
+    declining = may_decline(state)
+    relevance = [  # a refusal answers a message that may ask for harm: it is on topic
+        1.0
+        if declining and skai.non_answer(c.text, asked, state.surface.modality) == "refusal"
+        else skai.draft_relevance(c.text, asked)
+        if c.text.strip()
+        else 0.0  # only an echo
         for c in state.candidates
     ]
     earlier = earlier_exchanges(state)
     repeats = [skai.repeats_earlier(c.text, asked, earlier) for c in state.candidates]
+    silent = non_answers(state, declining=declining)
+    refusals = silent.count("refusal")
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
-    eligible = [i for i in on_topic if not repeats[i]]
+    new = [i for i in on_topic if not repeats[i]]
+    eligible = [i for i in new if not silent[i]]
     fresh = [i for i, c in enumerate(state.candidates) if not repeats[i] and c.text.strip()]
     # A copy of an earlier reply is the last resort: composition would replace it anyway.
-    pool = eligible or fresh or on_topic or list(range(len(state.candidates)))
+    pool = eligible or new or fresh or on_topic or list(range(len(state.candidates)))
     chosen = pool[skai.select_candidate([state.candidates[i].axes for i in pool])]
     best = state.candidates[chosen]
     route = "inner_dialogue" if state.mode == "deep" else "done"
-    reason = (
-        "off-topic"
-        if not on_topic
-        else "a repeat of an earlier reply"
-        if not eligible
-        else "fallback"
-        if best.origin == "fallback"
-        else ""
-    )
+    if not on_topic:
+        reason = "off-topic"
+    elif not new:
+        reason = "a repeat of an earlier reply"
+    elif not eligible and not (silent[chosen] == "refusal" and refusals >= 2):
+        reason = f"a non-answer ({silent[chosen]})"  # two drafts that decline are respected
+    elif best.origin == "fallback":
+        reason = "fallback"
+    else:
+        reason = ""
     tool_next = bool(reason) and _tool_will_run(state, deps)
     if (
         reason
@@ -543,8 +583,10 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     )
     if eligible and (off := len(state.candidates) - len(on_topic)):
         notes += f"; {off} off-topic candidate(s) set aside"
-    if eligible and (copied := len(on_topic) - len(eligible)):
+    if eligible and (copied := len(on_topic) - len(new)):
         notes += f"; {copied} candidate(s) repeating an earlier reply set aside"
+    if eligible and (unanswered := len(new) - len(eligible)):
+        notes += f"; {unanswered} candidate(s) answering nothing set aside"
     if route == "redraft":
         notes += f"; best draft is {reason}: re-draft"
     elif tool_next:  # the re-draft with the tool's result will rewrite it: keep the call for it

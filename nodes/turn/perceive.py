@@ -40,6 +40,11 @@ from state.turn import (
 RECALL_AUTHORS: tuple[Author, ...] = ("self", "goal", "external")
 MEMORY_SNIPPET_CHARS = 200
 SUPPORT_OVERLAP = 0.5
+ASKING_VERBS = frozenset(
+    "tell describe suggest recommend teach name remind walk share imagine help".split()
+)
+"""Imperatives that ask for words rather than a work product ("Tell me what you think of my
+plan."): a request, like the gate's task verbs (``skai.IMPERATIVES``)."""
 QUESTION_WORDS = (
     "what",
     "why",
@@ -225,7 +230,9 @@ def surface_parse(state: TurnState, *, deps: Services) -> Update:
         modality = "greeting"
     elif text.endswith("?") or (tokens and tokens[0] in QUESTION_WORDS):
         modality = "question"
-    elif (tokens and tokens[0] in skai.IMPERATIVES) or has_any(text, skai.REQUEST_LEADS):
+    elif (tokens and (tokens[0] in skai.IMPERATIVES or tokens[0] in ASKING_VERBS)) or has_any(
+        text, skai.REQUEST_LEADS
+    ):
         modality = "request"
     else:
         modality = "statement"

@@ -1287,3 +1287,84 @@ def test_skai_allocate_growth(requests: tuple[str, ...], granted: tuple[str, ...
 def test_skai_allocate_growth_rejects_unknown_kind() -> None:
     with pytest.raises(ValueError, match="unknown growth kind"):
         allocate_growth(("naming",))
+
+
+@pytest.mark.parametrize(
+    ("draft", "message", "modality", "kind"),
+    [
+        ("I'm sorry, but I can't assist with that.", "Tell me about my plan", "request", "refusal"),
+        (
+            "I'm sorry, but I can't help with that. Is there anything else I can do for you?",
+            "What do you think of my plan to learn Rust?",
+            "question",
+            "refusal",
+        ),
+        (
+            "As an AI, I don't have personal opinions.",
+            "What do you think of vim?",
+            "question",
+            "refusal",
+        ),
+        ("Lo siento, no puedo ayudar con eso.", "¿Me ayudas con mi viaje?", "question", "refusal"),
+        (
+            "Should I cook dinner tonight with any special ingredients?",
+            "What should I cook tonight with rice and spinach?",
+            "question",
+            "asked back",
+        ),
+        # answers: a decline that goes on, sympathy with advice, a question the message left open
+        (
+            "I can't see your screen, but that error means another process holds the port.",
+            "Why does my server fail with EADDRINUSE?",
+            "question",
+            "",
+        ),
+        (
+            "I'm sorry to hear that. Losing a pet is hard; keep your routine and be patient.",
+            "My dog died, what should I do?",
+            "question",
+            "",
+        ),
+        (
+            "Do you want it vegetarian?",
+            "What should I cook tonight with rice and spinach?",
+            "question",
+            "",
+        ),
+        ("Sure, what language is it in?", "Can you help me with my code?", "request", ""),
+        (
+            "You should recommend a good book about the history of Rome.",
+            "Can you recommend a good book about the history of Rome?",
+            "question",
+            "handed back",
+        ),
+        (
+            "How does photosynthesis work, exactly?",
+            "Explain how photosynthesis works.",
+            "request",
+            "asked back",
+        ),
+        (
+            "You can explain recursion as a function that calls itself on a smaller input.",
+            "Can you explain recursion?",
+            "question",
+            "",
+        ),
+        (
+            "Yes, Python is good for data science.",
+            "Is Python good for data science?",
+            "question",
+            "",
+        ),
+        (
+            "I can't see your code, but that error means the import path is wrong; add the folder.",
+            "Why do I get ModuleNotFoundError?",
+            "question",
+            "",
+        ),
+        ("What happened?", "I'm feeling down today.", "statement", ""),  # statements: not judged
+        ("I can't.\n```\nrm -i file\n```", "How do I delete a file?", "question", ""),
+    ],
+)
+def test_non_answer(draft: str, message: str, modality: str, kind: str) -> None:
+    assert skai.non_answer(draft, message, modality) == kind
