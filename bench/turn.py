@@ -6,7 +6,10 @@ Run: ``uv run python bench/turn.py [--turns 20] [--embedded 5]``.
    real ``turn`` graph (SQLite checkpointer, durability "exit" as ``lumen chat`` uses). Interleaved
    with each turn, the *floor*: a graph of the same shape (four subgraphs of 7/11/4/14 no-op
    nodes over the same state schema, same checkpointer). Prints median and p95 of both, their
-   ratio, and model calls per turn.
+   ratio, and model calls per turn. The three rows cycle two or three messages each, so from the
+   second round on their query embedding is cached; the ``talk*`` row sends a different message
+   every turn (the talk messages of ``bench/mode_dev.jsonl``), as a conversation does, and so
+   includes the MiniLM embedding of each new message (a few ms on two cores).
 2. Embedded model: M talk turns; each turn's latency is divided by one raw call of the same
    model on the exact messages the turn's draft step sent (same seed, same temperature, so the
    same reply). Goal: ratio <= 1.5 in talk.
@@ -107,6 +110,14 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def answer_on_topic(messages: Sequence[BaseMessage]) -> str:
+    """A scripted reply that takes up the message's own words, so no new message is re-drafted
+    as off-topic (the cycled ``REPLIES`` fit only the rows' own inputs)."""
+    said = str(messages[-1].content).rsplit("\n\n", 1)[-1]
+    terms = [w for w in said.split() if len(w) > 3][:3] or ["that"]
+    return f"Good to hear about {' '.join(terms)}. I think it depends on the day, honestly."
+
+
 def scripted(turns: int) -> None:
     """Measure kernel overhead against the floor, per mode."""
     print(f"== scripted model, {turns} turns per mode (durability=exit, SQLite) ==")
@@ -115,11 +126,17 @@ def scripted(turns: int) -> None:
         f"{'ratio':>6s} {'calls/turn':>10s} {'modes seen':>12s} {'index ms':>9s}"
     )
     print("(kernel = the graph run the user waits for; index = Chroma upsert of the turn's two")
-    print(" memories, done after the reply is shown, reported separately)")
-    for mode, texts in INPUTS.items():
+    print(" memories, done after the reply is shown, reported separately; talk* = a new message")
+    print(" every turn, so each query is embedded: the other rows repeat theirs, cached)")
+    fresh = [row["text"] for row in load_set("mode_dev.jsonl") if row["mode"] == "talk"]
+    for mode, texts in [*INPUTS.items(), ("talk*", fresh)]:
         with tempfile.TemporaryDirectory() as tmp:
             instance = init_instance(Path(tmp) / "inst")
-            model = ScriptedChatModel(replies=REPLIES)
+            model = (
+                ScriptedChatModel(replies=REPLIES)
+                if mode in INPUTS
+                else ScriptedChatModel(respond=answer_on_topic)  # new messages: no re-drafts
+            )
             deps = Deps.for_instance(instance, model_for=lambda _m, m=model: m)
             kernel_ms: list[float] = []
             floor_ms: list[float] = []
