@@ -268,19 +268,37 @@ on the information provided, I believe a good answer would be:"): the prompt spe
 user", the reply speaks to them."""
 
 
-def strip_narration(reply: str) -> str:
+_JUDGES_RE = re.compile(
+    r"^\W*the\s+user\s+(?:has\s+|had\s+|is\s+|was\s+)?(?:just\s+|already\s+)?(?:includ|provid"
+    r"|giv|gave|offer|pos|ask|made|mak|writ|wrote|present|shar)\w*\s+(?:(?:a|an|the|my|your|this"
+    r"|their|its|some|no)\s+)?(?:[\w-]+\s+){0,4}?(?:answer|response|reply|question|context"
+    r"|information|details|message)s?\b",
+    re.IGNORECASE,
+)
+"""A sentence in which the user gives the exchange's own text ("The user has included a clear
+and concise answer."): narration where nobody spoke of users ("The user gets a response with a
+token" describes an API)."""
+
+
+def strip_narration(reply: str, message: str = "") -> str:
     """Drop the sentences of ``reply`` that comment on the conversation from outside it.
 
     SmolLM2-135M, greeted by a chemistry teacher, answered and then added "This is a joke about
     the user's name being the teacher's son. The user asks a question that would answer…". Only
     a sentence that opens with the user as the one who asks, says or writes, or that calls the
     reply a joke or a response about something, is narration; "If the user says no, …" in an
-    answer about software is not. Returns ``reply`` unchanged when nothing else would be left.
+    answer about software is not. When ``message`` (the user's) speaks of no users and the reply
+    holds no code, so is a sentence about the user and an answer or a question (SmolLM2, asked
+    what to cook: "The user has included a clear and concise answer."). Returns ``reply``
+    unchanged when nothing else would be left.
     """
+    judges = bool(message) and not _USERS_RE.search(message) and "```" not in reply
     lines = []
     for line in reply.split("\n"):
         said = sentences(line)
-        kept = [s for s in said if not _NARRATION_RE.match(s)]
+        kept = [
+            s for s in said if not _NARRATION_RE.match(s) and not (judges and _JUDGES_RE.match(s))
+        ]
         if len(kept) == len(said):
             lines.append(line)  # untouched
         elif kept:
@@ -499,7 +517,7 @@ def drop_unfinished(reply: str) -> str:
     return kept if len(kept.split()) >= 3 else reply
 
 
-_WRAPPED_RE = re.compile(r'^\s*(["“])([^"“”\n][^"“”]*[^"“”\s])(["”])\s*$')
+_WRAPPED_RE = re.compile(r'^\s*(["“])([^"“”\n][^"“”]*[^"“”\s])(["”])([.!?…]?)\s*$')
 
 
 def unwrap_quotes(reply: str) -> str:
@@ -509,6 +527,12 @@ def unwrap_quotes(reply: str) -> str:
     a double quote and holds no other is unwrapped; a quotation inside a sentence stays.
     """
     return "\n\n".join(
-        match.group(2) if (match := _WRAPPED_RE.match(part)) else part
+        _unwrapped(match) if (match := _WRAPPED_RE.match(part)) else part
         for part in reply.split("\n\n")
     )
+
+
+def _unwrapped(match: re.Match[str]) -> str:
+    """The quoted paragraph, with a stop left outside the quotes ('"No rice".') put back."""
+    inner, stop = match.group(2), match.group(4)
+    return inner if not stop or inner.endswith((".", "!", "?", "…")) else inner + stop

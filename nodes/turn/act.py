@@ -311,7 +311,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     if not state.norm_ack:  # the formula alone, copied onto new words: "Understood — I know …"
         draft = strip_ack_head(draft)
     draft = strip_scaffold(draft, prompt_headings()).strip()
-    draft = unwrap_quotes(strip_narration(draft))  # commentary on the exchange; '"The reply"'
+    draft = unwrap_quotes(strip_narration(draft, state.user_text))  # '"The reply"', comments
     draft = drop_repeats(draft)  # the same tip given three times over
     draft = address_directly(draft, state.user_text)  # "The user would need …" -> "You would …"
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)

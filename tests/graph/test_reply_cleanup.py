@@ -1,5 +1,5 @@
 """A small model's own faults in a reply: a tip said three times, an answer cut mid-sentence, the
-person it talks to called "the user".
+person it talks to called "the user", a comment on its own answer.
 
 Seen on the embedded default (SmolLM2-135M) in the REPL: "Give me three tips for learning French"
 got one tip three times over ("The best way to learn anything is by putting it into practice.
@@ -15,6 +15,8 @@ from tests.scripted import ScriptedChatModel
 TIP = "The best way to learn a language is to use it every single day."
 REPEATED = f"First, read a little. {TIP} Then, listen to the radio. {TIP} Finally, speak. {TIP}"
 CUT = "Tides follow the moon. The sun pulls on the sea too, but less strongly because of how"
+COOK = "What should I cook tonight with rice and spinach?"
+SMOL_COOK = '"Chicken and spinach, no rice".\nThe user has included a clear and concise answer.'
 RUST = "Should I learn Rust or Go for backend work? I know Python already."
 THIRD = (
     "The user would do well with Go for backend work. "
@@ -28,6 +30,8 @@ def model() -> ScriptedChatModel:
         last = str(messages[-1].content)  # type: ignore[index]
         if "Rust" in last:
             return THIRD
+        if "spinach" in last:
+            return SMOL_COOK
         return CUT if "tides" in last.lower() else REPEATED
 
     return ScriptedChatModel(respond=respond, finish_reason="length")
@@ -52,3 +56,9 @@ def test_the_person_the_reply_answers_is_you(turn: TurnRunner) -> None:
     assert "the user" not in state.reply.lower()
     assert "You would do well with Go for backend work." in state.reply
     assert "You have Python already" in state.reply
+
+
+def test_a_comment_on_its_own_answer_is_dropped(turn: TurnRunner) -> None:
+    state = turn(COOK)
+    assert "The user" not in state.reply
+    assert state.reply.startswith("Chicken and spinach, no rice.")

@@ -256,3 +256,21 @@ def test_review_cases_are_left_as_they_should_be() -> None:
 )
 def test_a_text_in_the_users_voice_is_recognised(message: str, expected: bool) -> None:
     assert writes_for_user(message) is expected
+
+
+SMOL_COOK = '"Chicken and spinach, no rice".\nThe user has included a clear and concise answer.'
+"""SmolLM2-135M on the embedded default, to "What should I cook tonight with rice and spinach?"."""
+
+
+def test_a_comment_on_the_answer_is_dropped_where_nobody_spoke_of_users() -> None:
+    cook = "What should I cook tonight with rice and spinach?"
+    assert unwrap_quotes(strip_narration(SMOL_COOK, cook)) == "Chicken and spinach, no rice."
+    api = "How does my login endpoint answer?"
+    reply = "The user gets a response with a token. The user sends the token back."
+    assert strip_narration(reply, api) == reply  # the user here is not the one who wrote
+    quiz = "The user has given the wrong answer. Show the hint then."
+    assert strip_narration(quiz, "What happens when users get a quiz question wrong?") == quiz
+    assert strip_narration(SMOL_COOK) == SMOL_COOK  # without the message: the narrow rules only
+    marathon = "Tell me what you think of my plan to run a marathon next spring."
+    smol = "Fantastic plan. The user has provided context about their plans for a marathon."
+    assert strip_narration(smol, marathon) == "Fantastic plan."
