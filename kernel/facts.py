@@ -41,7 +41,7 @@ _NON_ASSERTIVE_RE = re.compile(
 )
 _LEAD_RE = re.compile(
     r"^\s*(?:(?:actually|also|btw|by the way|fyi|update|correction|so|well|oh|and|but|now|"
-    r"anyway|ok|okay|just so you know)[\s,:;-]+)+",
+    r"anyway|ok|okay|just so you know|these days|nowadays|currently)[\s,:;-]+)+",
     re.IGNORECASE,
 )
 _VALUE_STOP_RE = re.compile(
@@ -112,7 +112,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"^i(?:'ve| have)?\s*(?:just\s+|recently\s+|now\s+)?"
             r"(?:work|am working|'m working|started working|joined|started at|work now"
             r"|(?:am|'m) employed (?:by|at))"
-            r"\s+(?:(?:at|for|with)\b\s*)?(.+)",
+            r"\s+(?:(?:at|for)\b\s*)?(.+)",
             re.I,
         ),
     ),
@@ -198,7 +198,7 @@ def extract_facts(text: str) -> list[Fact]:
     return facts
 
 
-_NAME_WORD = r"(?-i:[A-Z])[\w'’.-]*"
+_NAME_WORD = r"(?-i:[A-Z])[\w'’.&-]*"
 _NAMED_PLACE_RE = re.compile(
     rf"\s(?:at\s+((?:the\s+)?{_NAME_WORD}(?:\s+(?:of\s+|&\s+|and\s+)?(?!I\b){_NAME_WORD}){{0,4}})"
     rf"|for\s+(the\s+{_NAME_WORD}(?:\s+(?:of\s+|&\s+)?{_NAME_WORD}){{0,4}}|(?-i:[A-Z]{{2,}})\b))",
@@ -219,10 +219,14 @@ Christmas", "a cook at Home")."""
 
 _NOT_EMPLOYER_RE = re.compile(
     r"^(?:(?:from|at|in)\s+)?(?:home|remotely|remote|night|nights|weekends?|the weekends?"
-    r"|(?:a |an )?(?:lot|bit)|hard|late|early|too much|part[- ]time|full[- ]time|shifts?)\b",
+    r"|(?:a |an )?(?:lot|bit)|hard|late|early|too much|part[- ]time|full[- ]time|shifts?)\b"
+    r"|^(?:with|myself|for myself)\b",
     re.IGNORECASE,
 )
-"""What follows "I work" that says where, when or how much, not for whom."""
+"""What follows "I work" that says where, when or how much, not for whom; and "with" whom or
+what ("I work with children", "with my hands", "with Tesla on batteries": not an employer)."""
+_SIMPLE_PAST_HOME_RE = re.compile(r"^i\s+(?:just\s+|recently\s+)?lived\b", re.IGNORECASE)
+""""I lived in Paris for a year" is over; "I've lived in Paris for years" is not."""
 
 
 def _ends_sentence(clause: str, sentence: str) -> bool:
@@ -269,16 +273,20 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
         return Fact(OCCUPATION, job, sentence) if job else None
     for slot_key, pattern in _RELATIONS:
         match = pattern.match(clause)
+        if match and slot_key == LOCATION_SLOT and _SIMPLE_PAST_HOME_RE.match(clause):
+            return None
         if match:
             value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
             raw = match.group(1).strip()
-            if slot_key == EMPLOYER and value and raw[:1].islower():
-                if _NOT_EMPLOYER_RE.match(raw):  # "I work from home", "at night" (not Home Depot)
-                    place = _workplace(f" {raw}", sentence)  # "part-time at Tesco" names Tesco
-                    return Fact(slot_key, place, sentence) if place else None
-            elif slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
+            if slot_key == EMPLOYER and value and raw[:1].islower() and _NOT_EMPLOYER_RE.match(raw):
+                # "I work from home", "at night" (not Home Depot), "with children"
+                place = _workplace(f" {raw}", sentence)  # "part-time at Tesco" names Tesco
+                return Fact(slot_key, place, sentence) if place else None
+            if slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
                 place = _workplace(f" at {raw}", sentence)
-                value = place if place and len(place) > len(value) else value  # not "AT" of AT&T
+                rest = value[len(place) :].split()[:1] if place and value.startswith(place) else []
+                if place and (len(place) > len(value) or (rest and rest[0].lower() in _NAME_ENDS)):
+                    value = place  # "B&Q in Leeds" is B&Q; not "AT" of AT&T
             return Fact(slot_key, value, sentence) if value else None
     return None
 

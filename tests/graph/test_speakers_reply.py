@@ -365,3 +365,19 @@ def test_a_text_in_the_users_voice_keeps_its_first_person(
     assert state.user_facts.get("user.profile.occupation") == "nurse"
     assert state.reply == letter  # neither said back nor tagged "(unverified)"
     assert asked.reply  # an ordinary turn after it still runs
+
+
+def test_what_the_user_works_with_or_once_lived_in_is_not_believed(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """ "I work with children" named the employer "children"; "I lived in Paris for a year" was
+    read as where the user lives now; "B&Q in Leeds" kept the town in the employer's name."""
+    model = ScriptedChatModel(replies=["That sounds rewarding.", "Paris is lovely.", "Noted."])
+    deps = scripted_deps(instance, model)
+    with sqlite_saver(tmp_path / "facts.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "I work with children, mostly toddlers.")
+        run_turn(compiled, "I lived in Paris for a year when I was a student.")
+        state = run_turn(compiled, "These days I work at B&Q in Leeds.")
+    assert state.user_facts.get("user.profile.employer") == "B&Q"
+    assert "user.profile.location" not in state.user_facts

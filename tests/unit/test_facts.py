@@ -147,6 +147,14 @@ OCCUPATION = "user.profile.occupation"
         ("I live in Glasgow too.", {LOCATION: "Glasgow"}),
         ("I'm a teacher too.", {OCCUPATION: "teacher"}),
         ("I'm a nurse who works nights.", {OCCUPATION: "nurse"}),
+        # with whom or what is no employer; a home that is over is no home; a town after the name
+        ("I work with children.", {}),
+        ("I work with Tesla on their batteries.", {}),
+        ("I work for myself.", {}),
+        ("I lived in Paris for a year.", {}),
+        ("I've lived in Paris for ten years.", {LOCATION: "Paris"}),
+        ("I work at B&Q in Leeds.", {EMPLOYER: "B&Q"}),
+        ("I work at the Bank of England in London.", {EMPLOYER: "the Bank of England"}),
     ],
 )
 def test_extract_facts(text: str, expected: dict[str, str]) -> None:
