@@ -27,6 +27,7 @@ from kernel import mscp
 from kernel.affordance import candidates as cue_candidates
 from nodes.cycle import work
 from nodes.services import Services
+from prompts import render as render_prompt
 from state import away
 from state.counters import bump
 from state.cycle import ActionCandidate, CycleState, CycleStatus, YearGoal
@@ -456,9 +457,10 @@ def _explore_question(
     assert state.me is not None
     asked = list(state.me.autonomy.explored)
     open_q = [q for q in state.me.self_state.epistemics.open_questions if q not in asked]
-    template = open_q[0] if open_q else f"What do I not yet know that matters for: {goal}?"
+    fallback = render_prompt("explore/fallback_question", goal=goal).strip()
+    template = open_q[0] if open_q else fallback
     if template in asked:
-        template = f"What else matters for {goal}, beyond what I found last time?"
+        template = render_prompt("explore/fallback_again", goal=goal).strip()
     question = " ".join(answer.question.split()) if ok else ""
     if not ok:
         reason = why or "no answer"
