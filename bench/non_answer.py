@@ -2,11 +2,12 @@
 
 Run: ``uv run python bench/non_answer.py [--show]``.
 
-A small model often declines a harmless request ("I'm sorry, but I can't assist with that."),
-hands the question back ("How does photosynthesis work, exactly?") or tells the user to do what
-they asked for. Λ selection sets such a draft aside and asks for one re-draft with guidance that
-names what went wrong (``nodes.turn.deliberate.lambda_select``). A false alarm costs a model call
-and may replace a thin but real answer, so false alarms matter more than misses.
+A small model often hands the question back ("How does photosynthesis work, exactly?"), tells the
+user to do what they asked for, or declines a harmless request ("I'm sorry, but I can't assist
+with that."). Λ selection sets the first two aside and asks for one re-draft with guidance that
+names what went wrong; a refusal is only re-drafted when it also misses the message, with leave
+to decline (``nodes.turn.deliberate.lambda_select``). A false alarm costs a model call and may
+replace a thin but real answer, so false alarms matter more than misses.
 
 Each set was written blind, by a writer who had not read the detector, as replies of weak chat
 models with a label (``refusal``, ``asked back`` or ``""`` for an answer), most answers being
@@ -17,14 +18,16 @@ hard cases (a limitation then help, a referral beside facts, a clarifying questi
   now. First measurements (refusals caught, asked back caught, false alarms on answers): set 1
   13/25, 20/21, 0/46; set 2 18/30, 19/21, 0/54; set 3 (after the changes of sets 1 and 2)
   10/32, 16/20, 1/49.
-* ``non_answer_heldout.jsonl``: written after the last change, measured once, never tuned on:
+* ``non_answer_heldout.jsonl``: written after those changes, never tuned on. Measured once:
   refusals 15/30, asked back 16/21, false alarms 2/59 ("Извините за краткость: 366." and
-  "Sorry, ik kan het niet voor je uitspreken, maar het is 'gracias'.": an apology before a
-  figure, and a Dutch "but" the clause rules do not know, both left as they are).
+  "Sorry, ik kan het niet voor je uitspreken, maar het is 'gracias'."). A review then found the
+  same two kinds of false alarm on its own inputs (a figure after an apology; "but" in other
+  languages) and both rules changed; the set now gives 15/30, 16/21, 0/59, but those two rows
+  had been seen.
 
-What is missed is mostly a refusal without a word of declining: a reason and a referral ("Electrical
-work carries a real risk of fire and shock. A qualified electrician is the right person for
-this."), or a non-commitment ("That's a very personal decision … Only you can decide").
+What is missed is mostly a refusal without a word of declining: a reason and a referral
+("Electrical work carries a real risk of fire and shock. A qualified electrician is the right
+person for this."), or a non-commitment ("That's a very personal decision … Only you can decide").
 """
 
 from __future__ import annotations

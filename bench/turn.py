@@ -135,7 +135,7 @@ def scripted(turns: int) -> None:
             model = (
                 ScriptedChatModel(replies=REPLIES)
                 if mode in INPUTS
-                else ScriptedChatModel(respond=answer_on_topic)  # new messages: no re-drafts
+                else ScriptedChatModel(respond=answer_on_topic)  # new messages, rarely re-drafted
             )
             deps = Deps.for_instance(instance, model_for=lambda _m, m=model: m)
             kernel_ms: list[float] = []

@@ -1380,16 +1380,20 @@ nothing ("I'm sorry, but I can't assist with that. Is there anything else?"); on
 _CLAUSE_RE = re.compile(
     r"([,;:\u2014\u2013]|\s-\s|\b(?:and|but|so|however|although|though|yet|pero|aber|ma|но)\b)"
 )
-_PIVOTS = frozenset("but however although though yet pero aber ma но".split())
+_PIVOTS = frozenset(
+    "but however although though yet pero aber ma но mais mas maar ale sondern".split()
+)
 """Words that turn from a limitation to what can be said: a clause they open that names
 something answers ("I can't see your screen, but try restarting the router")."""
 ASKED_BACK_SHARE = 0.5
 """A reply of questions only that shares this much of the message's topic asks it back."""
 
 
-_ASKS_AGENT_RE = re.compile(
-    r"\b(?:can|could|would|will) you (?:please )?(\w+)|^\s*(?:please )?(\w+)"
-)
+_ASKS_AGENT_RE = re.compile(r"\b(?:can|could|would|will) you (?:please )?(\w+)")
+_OPENING_VERB_RE = re.compile(r"^\W*(?:please )?(\w+)")
+_CHOICE_RE = re.compile(r"\bor\b|\bbetween\b|\bwhich\b|\bchoose\b|\bpick\b")
+"""A message that asks for a choice is answered by telling the user what to do ("Could you pick
+a name for my cat: Luna or Milo?" — "You should pick Luna.")."""
 _TOLD_TO_RE = r"\byou (?:should|can|could|might|may|must|need to|have to|will)(?: \w+)? {verb}\b"
 
 
@@ -1410,11 +1414,13 @@ def _hands_back(draft: str, user_text: str) -> bool:
     agent for ("can you V", or an opening imperative) comes back with the user as its subject,
     and at most one content word of the reply is not the message's.
     """
-    asked = _ASKS_AGENT_RE.search(_fold(user_text))
-    if asked is None:
+    message = _fold(user_text)
+    if _CHOICE_RE.search(message):
         return False
-    verb = asked.group(1) or asked.group(2)
-    if not verb or (asked.group(2) and verb not in IMPERATIVES):
+    asked = _ASKS_AGENT_RE.search(message)
+    opening = _OPENING_VERB_RE.match(message)
+    verb = asked.group(1) if asked else opening.group(1) if opening else ""
+    if not verb or (asked is None and verb not in IMPERATIVES):
         return False
     folded = _fold(draft)
     if not re.search(_TOLD_TO_RE.format(verb=re.escape(verb)), folded):
@@ -1461,29 +1467,62 @@ def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
         return ""
     if _hands_back(draft, user_text):
         return "handed back"
-    clauses: list[tuple[str, bool]] = []  # (clause, opened by "but" or the like)
+    return "refusal" if _declines(draft, parts) else ""
+
+
+def _declines(draft: str, parts: list[str]) -> bool:
+    """Say whether a reply (its sentences ``parts``) declines and says nothing else.
+
+    The rules are ``non_answer``'s "refusal".
+    """
+    if len(_LIST_LINE_RE.findall(draft)) >= 2:  # a list or indented code is an answer
+        return False
+    clauses: list[tuple[str, bool, bool]] = []  # (clause, opened by "but" …, names something)
     for part in parts:
+        names = _names(part)
         pieces = _CLAUSE_RE.split(_fold(part))  # clause, delimiter, clause, …
-        clauses += [
-            (piece, i > 0 and pieces[i - 1].strip() in _PIVOTS)
-            for i, piece in enumerate(pieces)
-            if i % 2 == 0
-        ]
-    declined = [bool(_DECLINE_RE.search(clause)) for clause, _ in clauses]
+        for i in range(0, len(pieces), 2):
+            piece = pieces[i]
+            opener = piece.split(maxsplit=1)[:1]
+            pivot = (i > 0 and pieces[i - 1].strip() in _PIVOTS) or opener[:1] in (
+                [w] for w in _PIVOTS
+            )
+            specific = any(ch.isdigit() for ch in piece) or bool(names & set(_words(piece)))
+            clauses.append((piece, pivot, specific))
+    declined = [
+        bool(_DECLINE_RE.search(clause)) and not _EMPHASIS_RE.search(clause)
+        for clause, _, _ in clauses
+    ]
     if not any(declined):
-        return ""
+        return False
     first = declined.index(True)  # what comes before is a reason given for declining …
     rest = [
-        (clause, pivot)
-        for (clause, pivot), said_no in zip(clauses[first:], declined[first:], strict=True)
+        (clause, pivot, specific)
+        for (clause, pivot, specific), said_no in zip(
+            clauses[first:], declined[first:], strict=True
+        )
         if not said_no and not _REDIRECT_RE.search(clause)
     ]
-    if any(ch.isdigit() for clause, _ in clauses[:first] for ch in clause):  # … unless figures
-        rest += clauses[:first]
-    if any(pivot and _content_stems(clause) for clause, pivot in rest):
-        return ""  # "I can't see your network, but try restarting the router."
-    said = {w for clause, _ in rest for w in _words(clause) if _is_content(w) or w.isdigit()}
-    return "refusal" if len({_stem(w) for w in said}) < DECLINE_REST_TERMS else ""
+    rest += [c for c in clauses[:first] if c[2]]  # … unless it names or counts something
+    if any(specific or (pivot and _content_stems(clause)) for clause, pivot, specific in rest):
+        return False  # "Sorry, that's 51.", "I can't see your network, but try restarting it."
+    said = {_stem(w) for clause, _, _ in rest for w in _words(clause) if _is_content(w)}
+    return len(said) < DECLINE_REST_TERMS
+
+
+_LIST_LINE_RE = re.compile(r"^(?:[ \t]*+(?:[-*•]|\d{1,3}[.)])[ \t]|    )", re.MULTILINE)
+_EMPHASIS_RE = re.compile(
+    r"\benough\b|\bno doubt\b|\b(?:can't|cannot) (?:wait|believe|get over|help but)\b"
+    r"|\bcould(?:n't| not) be (?:happier|prouder)\b"
+)
+"""Idioms of emphasis, not declining: "I can't recommend it enough", "I have no doubt"."""
+_I_FORMS = frozenset({"I", "I'm", "I’m", "I'd", "I’d", "I'll", "I’ll", "I've", "I’ve"})
+
+
+def _names(sentence: str) -> set[str]:
+    """Capitalised words of a sentence past its first ("Canberra", "SPQR", "Mondays"), folded."""
+    words = [w.strip(".,;:!?\"'()[]«»“”‘’") for w in sentence.split()[1:]]
+    return {_fold(w) for w in words if w[:1].isupper() and w not in _I_FORMS}
 
 
 REPEAT_MIN = 0.85

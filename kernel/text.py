@@ -269,15 +269,15 @@ user", the reply speaks to them."""
 
 
 _JUDGES_RE = re.compile(
-    r"^\W*the\s+user\s+(?:has\s+|had\s+|is\s+|was\s+)?(?:just\s+|already\s+)?(?:includ|provid"
-    r"|giv|gave|offer|pos|ask|made|mak|writ|wrote|present|shar)\w*\s+(?:(?:a|an|the|my|your|this"
-    r"|their|its|some|no)\s+)?(?:[\w-]+\s+){0,4}?(?:answer|response|reply|question|context"
-    r"|information|details|message)s?\b",
+    r"^\W*the\s+user\s+(?:has|had|'s)\s+(?:just\s+|already\s+|now\s+)?(?:included|provided|given"
+    r"|asked|posed|made|written|presented|shared|offered|raised|supplied)\s+(?:(?:a|an|the|my"
+    r"|your|this|their|its|some|no)\s+)?(?:[\w-]+\s+){0,4}?(?:answer|response|reply|question"
+    r"|context|information|details|message)s?\b",
     re.IGNORECASE,
 )
-"""A sentence in which the user gives the exchange's own text ("The user has included a clear
-and concise answer."): narration where nobody spoke of users ("The user gets a response with a
-token" describes an API)."""
+"""A sentence that reports what the user has just given the exchange ("The user has included a
+clear and concise answer."): narration where nobody spoke of users. The perfect tense is the
+mark: an explanation says what a user does ("The user provides their login details first")."""
 
 
 def strip_narration(reply: str, message: str = "") -> str:

@@ -424,8 +424,8 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
             kind = "echo"  # it only said the message back
         elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
-        elif silent:
-            kind = silent.replace(" ", "_")  # "refusal", "asked_back"
+        elif silent:  # "asked_back", "handed_back"; an off-topic "refusal": leave to decline
+            kind = silent.replace(" ", "_")
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
         return _draft(
             state,
@@ -507,20 +507,27 @@ def may_decline(state: TurnState) -> bool:
 
 
 def non_answers(state: TurnState, *, declining: bool | None = None) -> list[skai.NonAnswer]:
-    """Say, per candidate, whether it answers nothing the message asked (``skai.non_answer``).
+    """Say, per candidate, how it answers nothing the message asked (``skai.non_answer``).
 
-    A refusal is an answer where declining may be right (``may_decline``; pass ``declining`` when
-    already known). The kernel's fallback and acknowledgement candidates are its own: never
-    judged.
+    Nothing is judged where declining may be right (``may_decline``; pass ``declining`` when
+    already known): a refusal or a question back may be the answer there. The kernel's fallback
+    and acknowledgement candidates are its own: never judged.
     """
-    declining = may_decline(state) if declining is None else declining
-    kinds = [
-        skai.non_answer(c.text, state.user_text, state.surface.modality)
+    if may_decline(state) if declining is None else declining:
+        return [""] * len(state.candidates)
+    asked = norms.without_norms(state.user_text)
+    return [
+        skai.non_answer(c.text, asked, state.surface.modality)
         if c.origin not in ("fallback", "ack")
         else ""
         for c in state.candidates
     ]
-    return ["" if declining and kind == "refusal" else kind for kind in kinds]
+
+
+SET_ASIDE: frozenset[str] = frozenset({"asked back", "handed back"})
+"""Non-answers Λ sets aside. A refusal is never set aside: the model may be right to decline, and
+the kernel cannot tell every harmful request (``may_decline`` knows a few kinds); a refusal that
+misses the message is re-drafted as off-topic, with leave to decline (``drafts``)."""
 
 
 def lambda_select(state: TurnState, *, deps: Services) -> Update:
@@ -528,18 +535,22 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
 
     The relevance test (``skai.off_topic``: no content word of the message in the draft) makes
     off-topic candidates ineligible while an on-topic one exists; a candidate that was only an
-    echo of the message (empty once ``_draft`` cut the echo) is off-topic. A copy of an earlier
-    reply to another message is chosen only when every candidate is one (composition then says
-    the fallback instead); one that answers nothing (a refusal of a harmless request, only
-    questions back: ``non_answers``) only when every new candidate does. When every candidate is
-    off-topic, a copy or a non-answer, or the best is a fallback, one bounded re-draft is asked
-    for (at most max_internal_candidates candidates, within the mode's model-call budget).
+    echo of the message (empty once ``_draft`` cut the echo) is off-topic, and so is a refusal
+    that does not name the message's subject, unless declining may be right (``may_decline``:
+    then a refusal is on topic). A copy of an earlier reply to another message is chosen only
+    when every candidate is one (composition then says the fallback instead); one that hands the
+    question or the request back (``SET_ASIDE``) only when every new candidate does. When every
+    candidate is off-topic, a copy or handed back, or the best is a fallback, one bounded
+    re-draft is asked for (at most max_internal_candidates candidates, within the mode's
+    model-call budget).
     """
     asked = norms.without_norms(state.user_text)  # an instruction's own words set no topic
     declining = may_decline(state)
-    relevance = [  # a refusal answers a message that may ask for harm: it is on topic
+    relevance = [
         1.0
-        if declining and skai.non_answer(c.text, asked, state.surface.modality) == "refusal"
+        if declining
+        and c.origin not in ("fallback", "ack")
+        and skai.non_answer(c.text, asked, state.surface.modality) == "refusal"
         else skai.draft_relevance(c.text, asked)
         if c.text.strip()
         else 0.0  # only an echo
@@ -548,10 +559,9 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     earlier = earlier_exchanges(state)
     repeats = [skai.repeats_earlier(c.text, asked, earlier) for c in state.candidates]
     silent = non_answers(state, declining=declining)
-    refusals = silent.count("refusal")
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
     new = [i for i in on_topic if not repeats[i]]
-    eligible = [i for i in new if not silent[i]]
+    eligible = [i for i in new if silent[i] not in SET_ASIDE]
     fresh = [i for i, c in enumerate(state.candidates) if not repeats[i] and c.text.strip()]
     # A copy of an earlier reply is the last resort: composition would replace it anyway.
     pool = eligible or new or fresh or on_topic or list(range(len(state.candidates)))
@@ -562,8 +572,8 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
         reason = "off-topic"
     elif not new:
         reason = "a repeat of an earlier reply"
-    elif not eligible and not (silent[chosen] == "refusal" and refusals >= 2):
-        reason = f"a non-answer ({silent[chosen]})"  # two drafts that decline are respected
+    elif not eligible:
+        reason = f"a non-answer ({silent[chosen]})"
     elif best.origin == "fallback":
         reason = "fallback"
     else:

@@ -40,11 +40,15 @@ from state.turn import (
 RECALL_AUTHORS: tuple[Author, ...] = ("self", "goal", "external")
 MEMORY_SNIPPET_CHARS = 200
 SUPPORT_OVERLAP = 0.5
-ASKING_VERBS = frozenset(
-    "tell describe suggest recommend teach name remind walk share imagine help".split()
+ASKING_RE = re.compile(
+    r"^\W*(?:please\s+)?(?:tell\s+(?:me|us)|describe|suggest|recommend|teach\s+(?:me|us)"
+    r"|remind\s+(?:me|us)|walk\s+(?:me|us)\s+through|share\s+(?:your|some|a|an|the|one)"
+    r"|imagine\s+(?:a|an|that|if|you)|name\s+(?:a|an|the|some|one|two|three|four|five|\d+))\b",
+    re.IGNORECASE,
 )
 """Imperatives that ask for words rather than a work product ("Tell me what you think of my
-plan."): a request, like the gate's task verbs (``skai.IMPERATIVES``)."""
+plan."), with the object that makes them one: "Tell you what, …", "Share prices fell", "Imagine my
+surprise" are statements."""
 QUESTION_WORDS = (
     "what",
     "why",
@@ -230,8 +234,10 @@ def surface_parse(state: TurnState, *, deps: Services) -> Update:
         modality = "greeting"
     elif text.endswith("?") or (tokens and tokens[0] in QUESTION_WORDS):
         modality = "question"
-    elif (tokens and (tokens[0] in skai.IMPERATIVES or tokens[0] in ASKING_VERBS)) or has_any(
-        text, skai.REQUEST_LEADS
+    elif (
+        (tokens and tokens[0] in skai.IMPERATIVES)
+        or ASKING_RE.match(text)
+        or has_any(text, skai.REQUEST_LEADS)
     ):
         modality = "request"
     else:

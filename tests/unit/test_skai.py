@@ -1362,6 +1362,30 @@ def test_skai_allocate_growth_rejects_unknown_kind() -> None:
             "question",
             "",
         ),
+        # found on review: emphasis, a list, names and figures, "but" in other languages
+        (
+            "Read SPQR by Mary Beard. I can't recommend it enough.",
+            "A book on Rome?",
+            "question",
+            "",
+        ),
+        (
+            "- rice\n- spinach\n- garlic\nSorry I can't be more creative!",
+            "What to cook?",
+            "question",
+            "",
+        ),
+        ("I'm afraid not. It closes on Mondays.", "Is the museum open on Mondays?", "question", ""),
+        ("Sorry, that's 51.", "What is 17 times 3?", "question", ""),
+        ("Désolé, mais c'est Canberra.", "Quelle est la capitale de l'Australie ?", "question", ""),
+        ("Leider nicht Sydney, sondern Canberra.", "Hauptstadt Australiens?", "question", ""),
+        ("You should pick Luna.", "Could you pick a name for my cat: Luna or Milo?", "request", ""),
+        (
+            "You should recommend a good book about the history of Rome.",
+            "Hey, can you recommend a good book about the history of Rome?",
+            "question",
+            "handed back",
+        ),
         ("What happened?", "I'm feeling down today.", "statement", ""),  # statements: not judged
         ("I can't.\n```\nrm -i file\n```", "How do I delete a file?", "question", ""),
     ],

@@ -268,6 +268,12 @@ def test_a_comment_on_the_answer_is_dropped_where_nobody_spoke_of_users() -> Non
     api = "How does my login endpoint answer?"
     reply = "The user gets a response with a token. The user sends the token back."
     assert strip_narration(reply, api) == reply  # the user here is not the one who wrote
+    for message, explains in [  # found on review: explanations say what a user does
+        ("How does two-factor authentication work?", "The user provides their login details."),
+        ("How does a chat model work?", "The user types a message. The model replies to it."),
+        ("What is an HTML form?", "The user gives some information in the fields."),
+    ]:
+        assert strip_narration(explains, message) == explains
     quiz = "The user has given the wrong answer. Show the hint then."
     assert strip_narration(quiz, "What happens when users get a quiz question wrong?") == quiz
     assert strip_narration(SMOL_COOK) == SMOL_COOK  # without the message: the narrow rules only
