@@ -225,6 +225,19 @@ _NOT_EMPLOYER_RE = re.compile(
 )
 """What follows "I work" that says where, when or how much, not for whom; and "with" whom or
 what ("I work with children", "with my hands", "with Tesla on batteries": not an employer)."""
+_WITH_AT_RE = re.compile(r"^with\s+[^,.;]*?\s+at\s+(.+)", re.IGNORECASE)
+"""Whom the user works with, then where: the place is the employer."""
+_IN_TOWN_RE = re.compile(
+    r"^\s+in\s+(?-i:[A-Z])[\w'’.-]*(?:\s+(?-i:[A-Z])[\w'’.-]*){0,2}\s*[.!]?\s*$"
+)
+"""A town after a workplace's name ("B&Q in Leeds"); "Jack in the Box", "Southend on Sea" are
+names. "Men in Sheds" reads as a town: a name the grammar cannot tell from a place."""
+_NOW_HOME_RE = re.compile(
+    r"\b(?:(?:now|today|these days)\W+)?(?:i\s+)?(?:(?:now|currently)\s+)?"
+    r"(?:live|am living|'m living|moved|relocated|settled)\s+(?:in|to)\s+(.+)",
+    re.IGNORECASE,
+)
+"""Where a clause that starts in the past says the user lives now."""
 _SIMPLE_PAST_HOME_RE = re.compile(r"^i\s+(?:just\s+|recently\s+)?lived\b", re.IGNORECASE)
 """"I lived in Paris for a year" is over; "I've lived in Paris for years" is not."""
 
@@ -274,18 +287,25 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
     for slot_key, pattern in _RELATIONS:
         match = pattern.match(clause)
         if match and slot_key == LOCATION_SLOT and _SIMPLE_PAST_HOME_RE.match(clause):
-            return None
+            now = _NOW_HOME_RE.search(clause)  # "I lived in Paris and now I live in Lyon."
+            value = _clean_value(now.group(1)) if now else ""
+            return Fact(slot_key, value, sentence) if value else None
         if match:
             value = _clean_value(match.group(1), keep_lists=slot_key in _LIST_SLOTS)
             raw = match.group(1).strip()
-            if slot_key == EMPLOYER and value and raw[:1].islower() and _NOT_EMPLOYER_RE.match(raw):
+            if slot_key == EMPLOYER and raw[:1].islower() and _NOT_EMPLOYER_RE.match(raw):
                 # "I work from home", "at night" (not Home Depot), "with children"
                 place = _workplace(f" {raw}", sentence)  # "part-time at Tesco" names Tesco
+                where = _WITH_AT_RE.match(raw)  # "with children at a primary school in York"
+                if place is None and where and not _NOT_EMPLOYER_RE.match(where.group(1)):
+                    place = _clean_value(where.group(1)) or None
                 return Fact(slot_key, place, sentence) if place else None
             if slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
                 place = _workplace(f" at {raw}", sentence)
-                rest = value[len(place) :].split()[:1] if place and value.startswith(place) else []
-                if place and (len(place) > len(value) or (rest and rest[0].lower() in _NAME_ENDS)):
+                town = bool(
+                    place and value.startswith(place) and _IN_TOWN_RE.match(value[len(place) :])
+                )
+                if place and (len(place) > len(value) or town):
                     value = place  # "B&Q in Leeds" is B&Q; not "AT" of AT&T
             return Fact(slot_key, value, sentence) if value else None
     return None

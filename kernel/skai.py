@@ -1394,7 +1394,12 @@ _OPENING_VERB_RE = re.compile(r"^\W*(?:please )?(\w+)")
 _CHOICE_RE = re.compile(r"\bor\b|\bbetween\b|\bwhich\b|\bchoose\b|\bpick\b")
 """A message that asks for a choice is answered by telling the user what to do ("Could you pick
 a name for my cat: Luna or Milo?" — "You should pick Luna.")."""
-_TOLD_TO_RE = r"\byou (?:should|can|could|might|may|must|need to|have to|will)(?: \w+)? {verb}\b"
+_TOLD_TO_RE = (
+    r"\byou (?:should|can|could|might|may|must|need to|have to|will)"
+    r"(?: (?!not\b|never\b)\w+)? {verb}\b"
+)
+_NEGATION_RE = re.compile(r"\b(?:not|never|no)\b|n't\b")
+"""A reply that says "you should not …" or "never …" takes a stance: it hands nothing back."""
 
 
 def _loose_stems(text: str) -> set[str]:
@@ -1423,9 +1428,43 @@ def _hands_back(draft: str, user_text: str) -> bool:
     if not verb or (asked is None and verb not in IMPERATIVES):
         return False
     folded = _fold(draft)
-    if not re.search(_TOLD_TO_RE.format(verb=re.escape(verb)), folded):
+    if _NEGATION_RE.search(folded) or not re.search(
+        _TOLD_TO_RE.format(verb=re.escape(verb)), folded
+    ):
         return False
-    return len(_loose_stems(folded) - _loose_stems(_fold(user_text))) <= 1
+    if _numbers(folded) - _numbers(message):  # "You can round it to 3.14."
+        return False
+    return not _loose_stems(folded) - _loose_stems(message)
+
+
+_STATED_RE = re.compile(r"\s[\u2014\u2013-]\s|[;:]\s|,\s")
+_ACCEPTS_RE = re.compile(
+    r"^\W*(?:i\b|i'|sure|of course|yes|yeah|absolutely|happy|glad|gladly|certainly|claro"
+    r"|por supuesto|klar|gerne|bien sur|volontiers|certo|certamente|sim|com certeza|конечно|да)\b"
+)
+"""How a question that first takes the request on opens ("Sure, …", "I'd love to help …")."""
+_WHY_RE = re.compile(r"^\W*(?:why|por que|porque|pourquoi|warum|perche|почему|waarom)\b")
+
+
+def _asks_back(questions: list[str], user_text: str) -> bool:
+    """Say whether ``questions`` (every sentence of a reply) hand the message's own back.
+
+    Together they share at least ``ASKED_BACK_SHARE`` of the message's topic (two words or more;
+    the request's own verb, "explain", is no topic). A question that opens with a statement
+    ("Sure, I can write a cover letter for a nursing job — which hospital is it for?") accepts
+    and asks what is left open; a question about the request itself ("Why do you want to get
+    into her phone?") takes a stance. Neither hands anything back.
+    """
+    why = bool(_WHY_RE.match(_fold(user_text)))  # "Why is the sky blue?" may get "Why …?" back
+    for question in questions:
+        folded = _fold(question)
+        pieces = _STATED_RE.split(folded)
+        if (_WHY_RE.match(folded) and not why) or any(_ACCEPTS_RE.match(p) for p in pieces[:-1]):
+            return False
+    asked = _loose_stems(" ".join(w for w in _words(_fold(user_text)) if w not in IMPERATIVES))
+    asked -= {_stem(w) for w in PHATIC}
+    shared = asked & _loose_stems(_fold(" ".join(questions)))
+    return len(shared) >= 2 and len(shared) >= ASKED_BACK_SHARE * len(asked)
 
 
 def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
@@ -1459,12 +1498,7 @@ def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
     if not parts:
         return ""
     if all(part.rstrip("\"'”’)»*_ ").endswith("?") for part in parts):
-        asked = _loose_stems(" ".join(w for w in _words(_fold(user_text)) if w not in IMPERATIVES))
-        asked -= {_stem(w) for w in PHATIC}
-        shared = asked & _loose_stems(_fold(draft))
-        if len(shared) >= 2 and len(shared) >= ASKED_BACK_SHARE * len(asked):
-            return "asked back"
-        return ""
+        return "asked back" if _asks_back(parts, user_text) else ""
     if _hands_back(draft, user_text):
         return "handed back"
     return "refusal" if _declines(draft, parts) else ""

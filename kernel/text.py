@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+(?:[.,]\d+)?", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -272,12 +272,15 @@ _JUDGES_RE = re.compile(
     r"^\W*the\s+user\s+(?:has|had|'s)\s+(?:just\s+|already\s+|now\s+)?(?:included|provided|given"
     r"|asked|posed|made|written|presented|shared|offered|raised|supplied)\s+(?:(?:a|an|the|my"
     r"|your|this|their|its|some|no)\s+)?(?:[\w-]+\s+){0,4}?(?:answer|response|reply|question"
-    r"|context|information|details|message)s?\b",
+    r"|context|information|details|message)s?\b(?![^.!?]*(?:[,;]|\b(?:so|and|which|that|when|only"
+    r"|because|if|then|but)\b))",
     re.IGNORECASE,
 )
-"""A sentence that reports what the user has just given the exchange ("The user has included a
-clear and concise answer."): narration where nobody spoke of users. The perfect tense is the
-mark: an explanation says what a user does ("The user provides their login details first")."""
+"""A sentence that only reports what the user has just given the exchange ("The user has included
+a clear and concise answer."): narration where nobody spoke of users. The perfect tense is the
+mark, and nothing follows from it: an explanation says what a user does ("The user provides
+their login details first") or what follows ("The user has provided valid login details, so the
+server sets a session cookie")."""
 
 
 def strip_narration(reply: str, message: str = "") -> str:
@@ -480,6 +483,33 @@ def drop_repeats(reply: str) -> str:
             lines[index] = indent + " ".join(kept)
             changed = True
     return "\n".join(lines) if changed else reply
+
+
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?…])\s+")
+COPIED_OPENING_CHARS = 20
+"""An opening sentence this long (letters and digits) said again in a later reply is a copy;
+shorter ones ("Hi Tom!", "Good question.") are a manner of speaking."""
+
+
+def drop_copied_opening(reply: str, earlier: Sequence[str]) -> str:
+    """Drop the opening sentences of ``reply`` that an ``earlier`` reply already said.
+
+    Qwen2.5-Coder-0.5B opened four replies in a row with its first one, "Tom, you're Tom, and I
+    work at a primary school in York.", before answering about podcasts, octopuses and
+    Australia. Only a run of sentences at the very start is dropped, each of
+    ``COPIED_OPENING_CHARS`` or more and the same word for word as a sentence of an earlier
+    reply, and only when something is left: a reply that is all copy is Λ's to catch
+    (``skai.repeats_earlier``).
+    """
+    said = {_squash(s) for text in earlier for s in sentences(text)}
+    left = reply.lstrip()
+    while (end := _SENTENCE_END_RE.search(left)) is not None:
+        key = _squash(left[: end.start()])
+        if len(key) < COPIED_OPENING_CHARS or key not in said:
+            break
+        left = left[end.end() :]
+    left = left.strip()
+    return left if left != reply.strip() and words(left) else reply
 
 
 _END_RE = re.compile(r"[.!?…:;)\]\"'”’»*`]\s*$|[^\w\s.,;:!?'\"()\[\]-]\s*$")

@@ -32,6 +32,7 @@ from kernel.norms import acknowledgement, strip_ack_head, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.text import (
     address_directly,
+    drop_copied_opening,
     drop_repeats,
     overlap,
     sentences,
@@ -313,6 +314,11 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     draft = strip_scaffold(draft, prompt_headings()).strip()
     draft = unwrap_quotes(strip_narration(draft, state.user_text))  # '"The reply"', comments
     draft = drop_repeats(draft)  # the same tip given three times over
+    # an opening copied from an earlier reply to another message ("Tom, you're Tom, and …")
+    said = _squash_message(state.user_text)  # the same message again may get the same answer
+    draft = drop_copied_opening(
+        draft, [x.reply for x in state.history[-3:] if _squash_message(x.user) != said]
+    )
     draft = address_directly(draft, state.user_text)  # "The user would need …" -> "You would …"
     if state.mode == "talk":  # a chat answer is not a letter (a letter asked for is work)
         draft = strip_signoff(draft)
@@ -439,3 +445,8 @@ def post_eval(state: TurnState, *, deps: Services) -> Update:
         skai.detect_error_tags(axes, mode=state.mode, repeatiness=repeat, input_signal=signal)
     )
     return {"post_eval": axes, "error_tags": tags, "note": f"tags={tags}"}
+
+
+def _squash_message(text: str) -> str:
+    """A message without its instructions, case and spacing (the same question asked again)."""
+    return " ".join(without_norms(text).casefold().split())

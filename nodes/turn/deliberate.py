@@ -550,7 +550,7 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
         1.0
         if declining
         and c.origin not in ("fallback", "ack")
-        and skai.non_answer(c.text, asked, state.surface.modality) == "refusal"
+        and skai.non_answer(c.text, asked, "request") == "refusal"  # whatever the modality
         else skai.draft_relevance(c.text, asked)
         if c.text.strip()
         else 0.0  # only an echo

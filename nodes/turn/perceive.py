@@ -40,15 +40,17 @@ from state.turn import (
 RECALL_AUTHORS: tuple[Author, ...] = ("self", "goal", "external")
 MEMORY_SNIPPET_CHARS = 200
 SUPPORT_OVERLAP = 0.5
+_COUNT = r"(?:a|an|the|some|all|any|one|two|three|four|five|six|seven|eight|nine|ten|\d+)"
 ASKING_RE = re.compile(
-    r"^\W*(?:please\s+)?(?:tell\s+(?:me|us)|describe|suggest|recommend|teach\s+(?:me|us)"
-    r"|remind\s+(?:me|us)|walk\s+(?:me|us)\s+through|share\s+(?:your|some|a|an|the|one)"
-    r"|imagine\s+(?:a|an|that|if|you)|name\s+(?:a|an|the|some|one|two|three|four|five|\d+))\b",
+    rf"^\W*(?:please\s+)?(?:tell\s+(?:me|us|{_COUNT})|describe|suggest|recommend"
+    rf"|teach\s+(?:me|us)|remind\s+(?:me|us)|walk\s+(?:me|us)\s+through|help\s+(?:me|us|my|with)"
+    rf"|share\s+(?:your|{_COUNT}|tips|ideas|thoughts|advice|examples|facts|recipes)"
+    rf"|imagine\s+(?:a|an|you|yourself|we|being)|name\s+{_COUNT})\b",
     re.IGNORECASE,
 )
 """Imperatives that ask for words rather than a work product ("Tell me what you think of my
-plan."), with the object that makes them one: "Tell you what, …", "Share prices fell", "Imagine my
-surprise" are statements."""
+plan.", "Name six African countries."), with the object that makes them one: "Tell you what, …",
+"Share prices fell", "Imagine my surprise", "Help arrived" are statements."""
 QUESTION_WORDS = (
     "what",
     "why",

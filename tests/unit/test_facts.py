@@ -151,6 +151,21 @@ OCCUPATION = "user.profile.occupation"
         ("I work with children.", {}),
         ("I work with Tesla on their batteries.", {}),
         ("I work for myself.", {}),
+        (
+            "I work with children at a primary school in York.",
+            {EMPLOYER: "a primary school in York"},
+        ),
+        ("I work with my brother at Google.", {EMPLOYER: "Google"}),
+        ("I work with my hands at home.", {}),
+        # found on review: a name with "in" or "on", a home now after one that was
+        ("I work at Jack in the Box.", {EMPLOYER: "Jack in the Box"}),
+        (
+            "I work at Southend on Sea Borough Council.",
+            {EMPLOYER: "Southend on Sea Borough Council"},
+        ),
+        ("I work with kids at Great Ormond Street.", {EMPLOYER: "Great Ormond Street"}),
+        ("I lived in Paris and now I live in Lyon.", {LOCATION: "Lyon"}),
+        ("I lived in Paris and moved to Lyon last year.", {LOCATION: "Lyon"}),
         ("I lived in Paris for a year.", {}),
         ("I've lived in Paris for ten years.", {LOCATION: "Paris"}),
         ("I work at B&Q in Leeds.", {EMPLOYER: "B&Q"}),

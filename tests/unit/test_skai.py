@@ -1386,6 +1386,32 @@ def test_skai_allocate_growth_rejects_unknown_kind() -> None:
             "question",
             "handed back",
         ),
+        # found on the second review: a stance, a figure, a request accepted before a question
+        (
+            "You should not hack into your school's grading system.",
+            "Can you hack into my school's grading system?",
+            "question",
+            "",
+        ),
+        (
+            "Why do you want to get into her phone without her knowing?",
+            "How do I get into my girlfriend's phone without her knowing?",
+            "question",
+            "",
+        ),
+        (
+            "Why do you think bread goes stale?",
+            "Why does bread go stale?",
+            "question",
+            "asked back",
+        ),
+        ("You can round it to 3.14.", "Can you round 3.14159 to two decimals?", "question", ""),
+        (
+            "Sure, I can write a cover letter for a nursing job — which hospital is it for?",
+            "Can you write me a cover letter for a nursing job?",
+            "question",
+            "",
+        ),
         ("What happened?", "I'm feeling down today.", "statement", ""),  # statements: not judged
         ("I can't.\n```\nrm -i file\n```", "How do I delete a file?", "question", ""),
     ],

@@ -12,6 +12,7 @@ import pytest
 
 from kernel.text import (
     address_directly,
+    drop_copied_opening,
     drop_repeats,
     drop_unfinished,
     near_echo,
@@ -272,6 +273,14 @@ def test_a_comment_on_the_answer_is_dropped_where_nobody_spoke_of_users() -> Non
         ("How does two-factor authentication work?", "The user provides their login details."),
         ("How does a chat model work?", "The user types a message. The model replies to it."),
         ("What is an HTML form?", "The user gives some information in the fields."),
+        (
+            "How do session cookies work?",
+            "The user has provided valid login details, so a cookie is set.",
+        ),
+        (
+            "What is a prompt injection?",
+            "The user has included instructions in the message that override the system prompt.",
+        ),
     ]:
         assert strip_narration(explains, message) == explains
     quiz = "The user has given the wrong answer. Show the hint then."
@@ -280,3 +289,17 @@ def test_a_comment_on_the_answer_is_dropped_where_nobody_spoke_of_users() -> Non
     marathon = "Tell me what you think of my plan to run a marathon next spring."
     smol = "Fantastic plan. The user has provided context about their plans for a marathon."
     assert strip_narration(smol, marathon) == "Fantastic plan."
+
+
+def test_an_opening_copied_from_an_earlier_reply_is_dropped() -> None:
+    """Qwen2.5-Coder-0.5B opened four replies in a row with its first one."""
+    first = "Tom, you're Tom, and I work at a primary school in York."
+    assert drop_copied_opening(f"{first} Canberra is the capital.", [first]) == (
+        "Canberra is the capital."
+    )
+    assert drop_copied_opening(first, [first]) == first  # all copy: Λ's to catch
+    short = "Hi Tom! The capital is Canberra."
+    assert drop_copied_opening(short, ["Hi Tom! Nice to meet you."]) == short  # a manner
+    later = "Canberra is the capital. Tom, you're Tom, and I work at a primary school in York."
+    assert drop_copied_opening(later, [first]) == later  # only the opening
+    assert drop_copied_opening(f"{first}\n\n- a\n- b", [first]) == "- a\n- b"
