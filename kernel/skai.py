@@ -1307,57 +1307,58 @@ _PARTY = (
     r"|locksmiths?|administrators?|accountants?|officials?|authorit\w*|offices?|services?"
     r"|websites?|sites?|pages?|providers?|lenders?|banks?|support|someone|people|person)\b"
 )
-_DECLINE_RE = re.compile(
+_DECLINES: tuple[re.Pattern[str], ...] = tuple(
     # Matched per clause on ``_fold``-ed text (lower case, accents stripped, apostrophes unified).
     # Kinds of declining, not messages: regret; "I" + a negation + a verb or noun of ability,
     # knowledge, permission or willingness ("I'm not able to", "I don't have access", "I
     # wouldn't want to give"); reluctance ("I'd rather not", "I'll pass"); "falls outside";
     # the AI disclaimer; non-commitment ("it depends on many factors"); the same in es, pt, fr,
     # de, it, nl, pl, ru.
-    "|".join(
-        (
-            r"^\s*(?:sorry|unfortunately|regrettably|sadly)\b",
-            r"\bi(?:'m| am) (?:so |very |really |truly )?(?:sorry|afraid)\b",
-            r"\b(?:i apologi[sz]e|my apologies|apologies)\b",
-            r"\bi(?:'m| am|'d| would|'ll| will| do| did| can| could| have|'ve)?\s+(?:\w+\s+){0,2}?"
-            r"(?:not|n't|never|no|cannot|can't|won't|don't|wouldn't)\b\s*(?:\w+\s+){0,3}?"
-            r"(?:able|allowed|permitted|position|qualified|familiar|aware|sure|know\w*|access"
-            r"|information|data|ability|capacity|means|way|expertise|opinions?|views?|feelings?"
-            r"|preferences?|help|assist|provide|advis\w*|answer|say|comment|weigh|evaluate|predict"
-            r"|recommend|write|give|offer|share|do|support|comfortable|want|pass|discuss"
-            r"|speculate|endorse|appropriate|designed|programmed|equipped)\b",
-            r"\bi (?:cannot|can't|won't|will not)\b|\bunable to\b",
-            r"\bi(?:'d| would) (?:prefer|rather) not\b|\bi(?:'ll| will) (?:have to )?pass\b",
-            r"\b(?:i|i'll|i will|i must|i'd|i have to|i need to) (?:respectfully |politely )?"
-            r"(?:decline|refrain|abstain)\b",
-            r"\b(?:not|n't) (?:be )?(?:appropriate|responsible|possible) for me\b",
-            r"\bi(?:'m| am) not an? (?:\w+ ){0,2}?" + _PARTY,
-            r"\b(?:falls?|is|lies|are|goes) (?:\w+ ){0,2}?(?:outside|beyond)\b"
-            r"|\b(?:outside|beyond) (?:of )?(?:the scope|my scope|my (?:abilities|capabilities)"
-            r"|what i)\b|\bnot (?:really )?(?:something|a topic|an area|a question) (?:that )?i\b",
-            r"\b(?:as|i'm|i am) (?:just |only |merely )?an? (?:ai|artificial intelligence"
-            r"|(?:large )?language model|(?:ai )?assistant|chatbot|bot)\b",
-            r"\bdepends on (?:many|a (?:wide )?(?:variety|range|number) of|numerous|several"
-            r"|various|a lot of) (?:\w+ )?factors\b|\bhard to say\b",
-            r"\blo siento\b|\bno (?:puedo|me es posible|tengo acceso)\b|\b(?:disculpa|disculpe"
-            r"|perdon|lamentablemente)\b|\bcomo (?:una? )?(?:ia|inteligencia artificial"
-            r"|modelo de lenguaje)\b",
-            r"\bnao (?:posso|consigo|tenho acesso)\b|\b(?:desculpe|desculpa|infelizmente|lamento)\b"
-            r"|\bcomo (?:uma? )?(?:ia|inteligencia artificial|modelo de linguagem)\b",
-            r"\bje (?:suis desole|ne (?:\w+ ){0,2}?(?:peux|suis|sais) (?:\w+ ){0,2}?pas)\b"
-            r"|\b(?:desolee?|malheureusement)\b|\ben tant qu(?:e |')(?:\w+ )?(?:ia|intelligence"
-            r" artificielle|modele de langage)\b",
-            r"\b(?:es tut mir leid|leider)\b|\bals (?:ki|sprachmodell)\b"
-            r"|\b(?:ich kann|kann ich) (?:\w+ ){0,3}?(?:nicht|keine?)\b",
-            r"\bmi dispiace\b|\bnon (?:posso|sono in grado)\b|\bpurtroppo\b"
-            r"|\bcome (?:un'?a? )?(?:ia|intelligenza artificiale|modello linguistico)\b",
-            r"\bhelaas\b|\b(?:ik kan|kan ik) (?:\w+ ){0,3}?(?:niet|geen)\b",
-            r"\bniestety\b|\bnie (?:moge|jestem w stanie)\b",
-            r"\b(?:извините|простите|к сожалению)\b|\bя не (?:могу|в состоянии)\b|\bнет доступа\b"
-            r"|\bкак (?:ии|языковая модель)\b",
-        )
+    re.compile(pattern)
+    for pattern in (
+        r"^\s*(?:sorry|unfortunately|regrettably|sadly)\b",
+        r"\bi(?:'m| am) (?:so |very |really |truly )?(?:sorry|afraid)\b",
+        r"\b(?:i apologi[sz]e|my apologies|apologies)\b",
+        r"\bi(?:'m| am|'d| would|'ll| will| do| did| can| could| have|'ve)?\s+(?:\w+\s+){0,2}?"
+        r"(?:not|n't|never|no|cannot|can't|won't|don't|wouldn't)\b\s*(?:\w+\s+){0,3}?"
+        r"(?:able|allowed|permitted|position|qualified|familiar|aware|sure|know\w*|access"
+        r"|information|data|ability|capacity|means|way|expertise|opinions?|views?|feelings?"
+        r"|preferences?|help|assist|provide|advis\w*|answer|say|comment|weigh|evaluate|predict"
+        r"|recommend|write|give|offer|share|do|support|comfortable|want|pass|discuss"
+        r"|speculate|endorse|appropriate|designed|programmed|equipped)\b",
+        r"\bi (?:cannot|can't|won't|will not)\b|\bunable to\b",
+        r"\bi(?:'d| would) (?:prefer|rather) not\b|\bi(?:'ll| will) (?:have to )?pass\b",
+        r"\b(?:i|i'll|i will|i must|i'd|i have to|i need to) (?:respectfully |politely )?"
+        r"(?:decline|refrain|abstain)\b",
+        r"\b(?:not|n't) (?:be )?(?:appropriate|responsible|possible) for me\b",
+        r"\bi(?:'m| am) not an? (?:\w+ ){0,2}?" + _PARTY,
+        r"\b(?:falls?|is|lies|are|goes) (?:\w+ ){0,2}?(?:outside|beyond)\b"
+        r"|\b(?:outside|beyond) (?:of )?(?:the scope|my scope|my (?:abilities|capabilities)"
+        r"|what i)\b|\bnot (?:really )?(?:something|a topic|an area|a question) (?:that )?i\b",
+        r"\b(?:as|i'm|i am) (?:just |only |merely )?an? (?:ai|artificial intelligence"
+        r"|(?:large )?language model|(?:ai )?assistant|chatbot|bot)\b",
+        r"\bdepends on (?:many|a (?:wide )?(?:variety|range|number) of|numerous|several"
+        r"|various|a lot of) (?:\w+ )?factors\b|\bhard to say\b",
+        r"\blo siento\b|\bno (?:puedo|me es posible|tengo acceso)\b|\b(?:disculpa|disculpe"
+        r"|perdon|lamentablemente)\b|\bcomo (?:una? )?(?:ia|inteligencia artificial"
+        r"|modelo de lenguaje)\b",
+        r"\bnao (?:posso|consigo|tenho acesso)\b|\b(?:desculpe|desculpa|infelizmente|lamento)\b"
+        r"|\bcomo (?:uma? )?(?:ia|inteligencia artificial|modelo de linguagem)\b",
+        r"\bje (?:suis desole|ne (?:\w+ ){0,2}?(?:peux|suis|sais) (?:\w+ ){0,2}?pas)\b"
+        r"|\b(?:desolee?|malheureusement)\b|\ben tant qu(?:e |')(?:\w+ )?(?:ia|intelligence"
+        r" artificielle|modele de langage)\b",
+        r"\b(?:es tut mir leid|leider)\b|\bals (?:ki|sprachmodell)\b"
+        r"|\b(?:ich kann|kann ich) (?:\w+ ){0,3}?(?:nicht|keine?)\b",
+        r"\bmi dispiace\b|\bnon (?:posso|sono in grado)\b|\bpurtroppo\b"
+        r"|\bcome (?:un'?a? )?(?:ia|intelligenza artificiale|modello linguistico)\b",
+        r"\bhelaas\b|\b(?:ik kan|kan ik) (?:\w+ ){0,3}?(?:niet|geen)\b",
+        r"\bniestety\b|\bnie (?:moge|jestem w stanie)\b",
+        r"\b(?:извините|простите|к сожалению)\b|\bя не (?:могу|в состоянии)\b|\bнет доступа\b"
+        r"|\bкак (?:ии|языковая модель)\b",
     )
 )
+"""Searched one by one, each with its own literal prefix: one alternation of them all took twice
+as long on a reply that declines nothing (the usual case)."""
 _REDIRECT_RE = re.compile(
     # A clause that neither declines nor answers: an offer of other help, a courtesy, or a
     # referral (turning to someone else, or who would be best placed to help).
@@ -1474,7 +1475,7 @@ def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
     a statement ("I'm feeling down today." — "What happened?") is an answer, and so is any
     reply with a code block.
 
-    * ``"refusal"``: a clause declines, apologises or disclaims (``_DECLINE_RE``), and from
+    * ``"refusal"``: a clause declines, apologises or disclaims (``_DECLINES``), and from
       there on the clauses that neither decline nor only offer other help, a courtesy or a
       referral (``_REDIRECT_RE``) say fewer than ``DECLINE_REST_TERMS`` content words or figures,
       and none of them turns to something said ("…, but try restarting the router"). What
@@ -1524,7 +1525,7 @@ def _declines(draft: str, parts: list[str]) -> bool:
             specific = any(ch.isdigit() for ch in piece) or bool(names & set(_words(piece)))
             clauses.append((piece, pivot, specific))
     declined = [
-        bool(_DECLINE_RE.search(clause)) and not _EMPHASIS_RE.search(clause)
+        any(p.search(clause) for p in _DECLINES) and not _EMPHASIS_RE.search(clause)
         for clause, _, _ in clauses
     ]
     if not any(declined):
