@@ -1468,6 +1468,7 @@ def _asks_back(questions: list[str], user_text: str) -> bool:
     return len(shared) >= 2 and len(shared) >= ASKED_BACK_SHARE * len(asked)
 
 
+@functools.lru_cache(maxsize=256)  # a turn asks again for each candidate after a re-draft
 def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
     """Say why ``draft`` answers nothing ``user_text`` asked ("" when it answers). Heuristic.
 
