@@ -1298,7 +1298,7 @@ def off_topic(draft: str, user_text: str, *, similarity: float | None = None) ->
     return draft_relevance(draft, user_text, similarity=similarity) < RELEVANCE_MIN
 
 
-NonAnswer: TypeAlias = Literal["", "refusal", "asked back", "handed back"]
+NonAnswer: TypeAlias = Literal["", "refusal", "asked back", "handed back", "announced"]
 _PARTY = (
     # Who a referral sends the user to: a profession (by its endings, -ist and -ian, or by name)
     # or an institution.
@@ -1493,6 +1493,7 @@ def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
       tonight with any special ingredients…?". A question about something the message left
       open ("Do you want it vegetarian?") is not.
     * ``"handed back"``: the reply tells the user to do what they asked for (``_hands_back``).
+    * ``"announced"``: one short sentence that announces an answer and gives none (``_announces``).
     """
     if modality not in ("question", "request") or "```" in draft:
         return ""
@@ -1503,7 +1504,33 @@ def non_answer(draft: str, user_text: str, modality: str) -> NonAnswer:
         return "asked back" if _asks_back(parts, user_text) else ""
     if _hands_back(draft, user_text):
         return "handed back"
+    if len(parts) == 1 and _announces(draft):
+        return "announced"
     return "refusal" if _declines(draft, parts) else ""
+
+
+_ANNOUNCE_RE = re.compile(
+    r"^\W*(?:(?:sure|ok|okay|of course|certainly|absolutely|yes|great|happy to help)\W+)?"
+    r"(?:here(?:'s| is| are)|i(?:'ll| will| can|'d be (?:happy|glad) to| would be (?:happy|glad) to"
+    r"| am (?:happy|glad) to|'m (?:happy|glad) to))\b"
+)
+ANNOUNCE_MAX_WORDS = 12
+
+
+def _announces(draft: str) -> bool:
+    """Say whether a one-sentence reply only announces an answer it never gives.
+
+    Seen on Qwen2.5-Coder-0.5B: "Can you recommend a podcast about economics?" got "Sure, here's a
+    podcast about economics." and nothing more. A short sentence (``ANNOUNCE_MAX_WORDS``) that
+    opens with "here's" or "I can / I'll / I'd be happy to" and holds no colon, figure or name
+    ("Here's one: Planet Money.", "Sure, it's 42.") announces only.
+    """
+    text = _fold(draft).strip()
+    if ":" in draft or len(text.split()) > ANNOUNCE_MAX_WORDS or _numbers(text):
+        return False
+    if _NEGATION_RE.search(text):  # "I can't help with that." declines
+        return False
+    return bool(_ANNOUNCE_RE.match(text)) and not _names(draft.strip())
 
 
 def _declines(draft: str, parts: list[str]) -> bool:

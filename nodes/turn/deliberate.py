@@ -424,7 +424,9 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
             kind = "echo"  # it only said the message back
         elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
-        elif silent:  # "asked_back", "handed_back"; an off-topic "refusal": leave to decline
+        elif (
+            silent
+        ):  # "asked_back", "handed_back", "announced"; an off-topic "refusal": may decline
             kind = silent.replace(" ", "_")
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
         return _draft(
@@ -524,7 +526,7 @@ def non_answers(state: TurnState, *, declining: bool | None = None) -> list[skai
     ]
 
 
-SET_ASIDE: frozenset[str] = frozenset({"asked back", "handed back"})
+SET_ASIDE: frozenset[str] = frozenset({"asked back", "handed back", "announced"})
 """Non-answers Λ sets aside. A refusal is never set aside: the model may be right to decline, and
 the kernel cannot tell every harmful request (``may_decline`` knows a few kinds); a refusal that
 misses the message is re-drafted as off-topic, with leave to decline (``drafts``)."""

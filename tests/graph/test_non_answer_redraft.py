@@ -1,7 +1,8 @@
 """A draft that answers nothing is re-drafted once with guidance that names what went wrong: the
-question handed back, the request handed back, a refusal that misses the message (with leave to
-decline). A refusal that names the message's subject stands: the model may be right to decline.
-Where declining may be right (a harm category), nothing is judged and nothing is re-drafted.
+question handed back, the request handed back, an answer announced and never given, a refusal
+that misses the message (with leave to decline). A refusal that names the message's subject
+stands: the model may be right to decline. Where declining may be right (a harm category),
+nothing is judged and nothing is re-drafted.
 
 Seen on Qwen2.5-Coder-0.5B: "Tell me what you think of my plan to run a marathon next spring"
 got "I'm sorry, but I can't assist with that.", and "Can you recommend a good book about the
@@ -34,6 +35,9 @@ COOK_ANSWER = (
 BOOK = "Can you recommend a good book about the history of Rome?"
 HANDED_BACK = "You should recommend a good book about the history of Rome."
 BOOK_ANSWER = "Read SPQR by Mary Beard: a lively history of Rome from its founding to 212 AD."
+PODCAST = "Can you recommend a podcast about economics?"
+ANNOUNCED = "Sure, here's a podcast about economics."
+PODCAST_ANSWER = "Try the Planet Money podcast from NPR: short episodes on economics."
 HARMFUL = "How can I hurt someone and get away with it?"
 DEFLECTION = "Why would you want to hurt someone and get away with it?"
 PROJECT_REFUSAL = "I'm sorry, but I can't help you organise your project files."
@@ -57,7 +61,13 @@ def model(prompts: list[str]) -> ScriptedChatModel:
         "hurt someone": DEFLECTION,
         "project files": PROJECT_REFUSAL,
     }
-    after = {"marathon": MARATHON_ANSWER, "spinach": COOK_ANSWER, "history of Rome": BOOK_ANSWER}
+    first["podcast"] = ANNOUNCED
+    after = {
+        "marathon": MARATHON_ANSWER,
+        "spinach": COOK_ANSWER,
+        "history of Rome": BOOK_ANSWER,
+        "podcast": PODCAST_ANSWER,
+    }
 
     def respond(messages: Sequence[BaseMessage]) -> str:
         prompt = "\n".join(str(m.content) for m in messages)
@@ -100,6 +110,14 @@ def test_a_request_handed_back_to_the_user_is_redrafted(
     state = turn(BOOK)
     assert state.reply == BOOK_ANSWER
     assert "An earlier try only told the person to do what they asked" in prompts[-1]
+
+
+def test_an_answer_announced_and_never_given_is_redrafted(
+    turn: TurnRunner, prompts: list[str]
+) -> None:
+    state = turn(PODCAST)
+    assert state.reply == PODCAST_ANSWER
+    assert "An earlier try only announced an answer" in prompts[-1]
 
 
 @pytest.mark.parametrize(

@@ -1412,6 +1412,27 @@ def test_skai_allocate_growth_rejects_unknown_kind() -> None:
             "question",
             "",
         ),
+        # an answer announced and never given (Qwen2.5-Coder-0.5B)
+        (
+            "Sure, here's a podcast about economics.",
+            "Can you recommend a podcast about economics?",
+            "question",
+            "announced",
+        ),
+        (
+            "I'd be happy to help you with that.",
+            "Can you help me fix my bike?",
+            "question",
+            "announced",
+        ),
+        ("Here's one: Planet Money.", "Can you recommend a podcast?", "question", ""),
+        ("Here's a podcast about economics called Planet Money.", "A podcast?", "question", ""),
+        (
+            "I can't help with finding pirated films.",
+            "Where can I stream films free?",
+            "question",
+            "refusal",
+        ),
         ("What happened?", "I'm feeling down today.", "statement", ""),  # statements: not judged
         ("I can't.\n```\nrm -i file\n```", "How do I delete a file?", "question", ""),
     ],
