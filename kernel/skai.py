@@ -1397,7 +1397,7 @@ _CHOICE_RE = re.compile(r"\bor\b|\bbetween\b|\bwhich\b|\bchoose\b|\bpick\b")
 a name for my cat: Luna or Milo?" — "You should pick Luna.")."""
 _TOLD_TO_RE = (
     r"\byou (?:should|can|could|might|may|must|need to|have to|will)"
-    r"(?: (?!not\b|never\b)\w+)? {verb}\b"
+    r"(?: \w+)? {verb}\b"
 )
 _NEGATION_RE = re.compile(r"\b(?:not|never|no)\b|n't\b")
 """A reply that says "you should not …" or "never …" takes a stance: it hands nothing back."""
@@ -1418,7 +1418,7 @@ def _hands_back(draft: str, user_text: str) -> bool:
     Seen on Qwen2.5-Coder-0.5B: "Can you recommend a good book about the history of Rome?" got
     "You should recommend a good book about the history of Rome." The verb the message asks the
     agent for ("can you V", or an opening imperative) comes back with the user as its subject,
-    and at most one content word of the reply is not the message's.
+    with no negation, no figure and no content word the message does not have.
     """
     message = _fold(user_text)
     if _CHOICE_RE.search(message):
@@ -1538,7 +1538,7 @@ def _declines(draft: str, parts: list[str]) -> bool:
 
     The rules are ``non_answer``'s "refusal".
     """
-    if len(_LIST_LINE_RE.findall(draft)) >= 2:  # a list or indented code is an answer
+    if len(_ANSWER_LINE_RE.findall(draft)) >= 2:  # a list or indented code is an answer
         return False
     clauses: list[tuple[str, bool, bool]] = []  # (clause, opened by "but" …, names something)
     for part in parts:
@@ -1573,7 +1573,8 @@ def _declines(draft: str, parts: list[str]) -> bool:
     return len(said) < DECLINE_REST_TERMS
 
 
-_LIST_LINE_RE = re.compile(r"^(?:[ \t]*+(?:[-*•]|\d{1,3}[.)])[ \t]|    )", re.MULTILINE)
+_ANSWER_LINE_RE = re.compile(rf"{_LIST_LINE_RE.pattern}|^    ", re.MULTILINE)
+"""A list line (the mode gate's ``_LIST_LINE_RE``) or a line of indented code."""
 _EMPHASIS_RE = re.compile(
     r"\benough\b|\bno doubt\b|\b(?:can't|cannot) (?:wait|believe|get over|help but)\b"
     r"|\bcould(?:n't| not) be (?:happier|prouder)\b"

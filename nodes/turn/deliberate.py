@@ -424,9 +424,7 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
             kind = "echo"  # it only said the message back
         elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
-        elif (
-            silent
-        ):  # "asked_back", "handed_back", "announced"; an off-topic "refusal": may decline
+        elif silent:  # asked back, handed back, announced; an off-topic refusal may decline
             kind = silent.replace(" ", "_")
         guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
         return _draft(
