@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from kernel.memory import slugify, valid_slot
+from kernel.speech import phrasebook
 
 MAX_VALUE_WORDS = 6
 MAX_CLAUSE_CHARS = 300
@@ -573,24 +574,21 @@ def belief_sentence(slot_key: str, value: str, corrected_from: str | None = None
     return sentence + "."
 
 
-_TOLD_TEMPLATES = {
-    "user.profile.name": "your name is {value}",
-    "user.profile.location": "you live in {value}",
-    "user.profile.employer": "you work at {value}",
-    OCCUPATION: "you work as {article} {value}",
-    "user.health.allergy": "you are allergic to {value}",
-    "user.profile.languages": "you speak {value}",
-}
+def told_sentence(
+    slot_key: str, value: str, corrected_from: str | None = None, language: str = "en"
+) -> str:
+    """Say a user fact back to the user ("you live in Porto (not Lisbon)").
 
-
-def told_sentence(slot_key: str, value: str, corrected_from: str | None = None) -> str:
-    """Say a user fact back to the user ("you live in Porto (not Lisbon)")."""
-    template = _TOLD_TEMPLATES.get(slot_key)
+    In ``language`` when it has a phrasebook (``kernel.speech``), in English otherwise.
+    """
+    book = phrasebook(language)
+    template = book.told.get(slot_key)
+    label = slot_key.split(".", 2)[-1].replace("_", " ")
     if template is None:
-        template = "your " + slot_key.split(".", 2)[-1].replace("_", " ") + " is {value}"
-    told = template.format(value=value, article=_article(value))
+        template = book.told_other
+    told = template.format(value=value, article=_article(value), label=label)
     if corrected_from and corrected_from.casefold() != value.casefold():
-        told += f" (not {corrected_from})"
+        told += book.not_before.format(old=corrected_from)
     return told
 
 

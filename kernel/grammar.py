@@ -29,9 +29,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from kernel.speech import Phrasebook, lead_lowered, phrasebook, reads_english
+
+ENGLISH: Final = phrasebook("en")
 
 BUILTIN_GRAMMARS: Final = ("narrative", "formal", "terse")
 TERSE_MAX_SENTENCES: Final = 2
@@ -63,8 +68,6 @@ _NUMBER_ABBREVIATIONS: Final = frozenset(
     """.split()
 )
 
-_ORDERED_CONNECTORS: Final = ("Then", "Next", "After that")
-_UNORDERED_CONNECTORS: Final = ("Also", "In addition", "Beyond that")
 _CONNECTOR_WORDS: Final = frozenset(
     """
     first firstly second secondly third thirdly then next finally also lastly last
@@ -203,6 +206,7 @@ def render_reply(
     preface: str = "",
     thoughts: str = "",
     custom: CustomGrammar | None = None,
+    language: str = "en",
 ) -> str:
     """Render ``draft`` in ``grammar``, with the opinion ``preface`` first and ``thoughts`` last.
 
@@ -212,6 +216,8 @@ def render_reply(
         preface: Opinion sentences to put first (dropped by ``terse``).
         thoughts: An already formatted block (e.g. the dual-stream one) appended after the body.
         custom: A custom grammar loaded by the caller (``state.grammars``); it wins when given.
+        language: The language of the words the grammar adds (``narrative``'s "First, … Then,
+            …"), a ``kernel.speech`` code; English for a list that reads as English.
 
     Returns:
         The rendered reply; a blank draft renders as ``""``, a non-blank one never does.
@@ -237,7 +243,7 @@ def render_reply(
     elif grammar.strip().lower() == "terse":
         body = _render_terse(blocks)
     else:
-        body = _render_narrative(blocks, preface_text)
+        body = _render_narrative(blocks, preface_text, language)
     if not body.strip():
         body = draft.strip()
     block = thoughts.strip()
@@ -445,30 +451,43 @@ def _decapitalize(sentence: str) -> str:
     return sentence
 
 
-def _with_connector(connector: str, item: str) -> str:
+def _with_connector(connector: str, item: str, book: Phrasebook, context: str = "") -> str:
     """Turn a list item into a sentence opened by ``connector`` (unless it has one already)."""
     sentence = item.strip() if item.rstrip().endswith(":") else _as_sentence(item)
     lead = _LEAD_WORD_RE.match(sentence)
-    if lead is not None and lead.group(0).lower() in _CONNECTOR_WORDS:
+    if lead is not None and lead.group(0).lower() in _connector_words(book):
         return sentence
-    return f"{connector}, {_decapitalize(sentence)}"
+    if book is not ENGLISH:
+        lowered = lead_lowered(sentence, context) if book.lower_after_ordinal else sentence
+        return f"{connector}{book.ordinal_sep}{lowered}"
+    return f"{connector}{book.ordinal_sep}{_decapitalize(sentence)}"
 
 
-def _list_as_prose(items: Sequence[str], ordered: bool) -> list[str]:
-    """Turn list items into sentences joined by connecting phrases."""
+def _connector_words(book: Phrasebook) -> frozenset[str]:
+    """Words that show an item already has its connector ("Then, …", "Depois, …")."""
+    return _lead_words((*book.ordinals, book.finally_, book.then, *book.ordered, *book.unordered))
+
+
+@cache
+def _lead_words(phrases: tuple[str, ...]) -> frozenset[str]:
+    return _CONNECTOR_WORDS | {phrase.split()[0].lower() for phrase in phrases}
+
+
+def _list_as_prose(items: Sequence[str], ordered: bool, book: Phrasebook) -> list[str]:
+    """Turn list items into sentences joined by connecting phrases (in ``book``'s language)."""
     if len(items) == 1:
         # An item ending in ":" introduces a nested list; keep the colon.
         return [items[0].strip() if items[0].rstrip().endswith(":") else _as_sentence(items[0])]
-    middle = _ORDERED_CONNECTORS if ordered else _UNORDERED_CONNECTORS
+    middle = book.ordered if ordered else book.unordered
     sentences: list[str] = []
     for index, item in enumerate(items):
         if index == 0:
-            connector = "First"
+            connector = book.ordinals[0]
         elif index == len(items) - 1:
-            connector = "Finally" if len(items) > 2 else middle[0]
+            connector = book.finally_ if len(items) > 2 else middle[0]
         else:
             connector = middle[(index - 1) % len(middle)]
-        sentences.append(_with_connector(connector, item))
+        sentences.append(_with_connector(connector, item, book, " ".join(items)))
     return sentences
 
 
@@ -552,8 +571,11 @@ def _text_units(blocks: Iterable[_Block], *, split_items: bool) -> list[tuple[st
 # --------------------------------------------------------------------------- renderers
 
 
-def _render_narrative(blocks: Sequence[_Block], preface: str) -> str:
-    """Render flowing prose: topic sentence first, lists folded in with connecting phrases."""
+def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> str:
+    """Render flowing prose: topic sentence first, lists folded in with connecting phrases.
+
+    The connectors are in ``language``, or English for a list that reads as English.
+    """
     paragraphs: list[tuple[bool, str]] = []  # (is_code, text)
     current: list[str] = []
     after_heading = False
@@ -575,7 +597,8 @@ def _render_narrative(blocks: Sequence[_Block], preface: str) -> str:
             continue
         elif block.kind == "list":
             # A list continues the paragraph that introduces it.
-            current.extend(_list_as_prose(block.parts, block.ordered))
+            said = "en" if reads_english(" ".join(block.parts), language) else language
+            current.extend(_list_as_prose(block.parts, block.ordered, phrasebook(said)))
         else:
             if not after_heading:
                 flush()

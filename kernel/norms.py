@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from kernel.speech import Phrasebook, ack_heads, lead_lowered, phrasebook, reads_english
+
 NormKind = Literal["no_lists", "max_sentences", "address_as", "language", "avoid_topic", "style"]
 
 KINDS: tuple[NormKind, ...] = (
@@ -955,20 +957,8 @@ def _int(value: object, default: int) -> int:
     return default
 
 
-_NATIVE_ACK = {
-    "pt": "Entendido — vou responder em português a partir de agora.",
-    "es": "Entendido — a partir de ahora responderé en español.",
-    "fr": "Compris — je répondrai en français désormais.",
-    "de": "Verstanden — ich antworte ab jetzt auf Deutsch.",
-    "it": "Capito — d'ora in poi risponderò in italiano.",
-}
-
-
-_ACK_HEADS = (
-    "Understood —",
-    *dict.fromkeys(ack.split("—", 1)[0] + "—" for ack in _NATIVE_ACK.values()),
-)
-"""How an acknowledgement opens, in English and in each native language it is said in."""
+_ACK_HEADS = ack_heads()
+"""How an acknowledgement opens, in English and in each language with a phrasebook."""
 
 
 def is_acknowledgement(paragraph: str) -> bool:
@@ -991,35 +981,46 @@ def strip_ack_head(text: str) -> str:
     return text
 
 
-def acknowledgement(norms: Sequence[NormLike]) -> str:
-    """Return one short sentence acknowledging norms recorded this turn ("" when none)."""
+def language_of(norms: Sequence[NormLike]) -> str:
+    """Return the code of the language the norms ask for ("pt"), "en" when none does."""
+    for norm in norms:
+        if norm.kind == "language":
+            return str(norm.params.get("code", "en")) or "en"
+    return "en"
+
+
+def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> str:
+    """Return one short sentence acknowledging norms recorded this turn ("" when none).
+
+    Said in ``language`` (the active language norm's; default: that of a language norm among
+    ``norms``, else English) when it has a phrasebook: "Answer in Portuguese and keep it short"
+    is acknowledged in Portuguese, and so is "keep it short" once Portuguese is the norm.
+    """
+    book = phrasebook(language_of(norms) if language is None else language)
     parts: list[str] = []
-    native = ""
     for norm in norms:
         params = norm.params
-        if norm.kind == "no_lists":
-            parts.append("I won't use bullet points or numbered lists")
-        elif norm.kind == "max_sentences":
+        if norm.kind == "max_sentences":
             n = _int(params.get("n"), BRIEF_SENTENCES)
-            parts.append(f"I'll keep my answers to at most {n} sentence{'s' if n != 1 else ''}")
+            parts.append(book.ack["one" if n == 1 else "many"].format(n=n))
         elif norm.kind == "address_as":
-            parts.append(f"I'll call you {params.get('name', '')}")
+            parts.append(book.ack["address_as"].format(name=params.get("name", "")))
         elif norm.kind == "language":
-            parts.append(f"I'll answer in {params.get('name', '')}")
-            native = _NATIVE_ACK.get(str(params.get("code", "")), "")
+            parts.append(book.ack["language"].format(name=params.get("name", "")))
         elif norm.kind == "avoid_topic":
             topic = str(params.get("topic", "")).replace("the user's", "your")
-            parts.append(f"I won't bring up {topic}")
+            parts.append(book.ack["avoid_topic"].format(topic=topic))
         elif norm.kind == "style":
             instruction = str(params.get("instruction", "")).rstrip(".")
             instruction = instruction.replace("the user's", "your").replace("the user", "you")
-            parts.append(f"I'll follow this: {instruction[:1].lower()}{instruction[1:]}")
+            said = f"{instruction[:1].lower()}{instruction[1:]}"
+            parts.append(book.ack["style"].format(instruction=said))
+        elif norm.kind in book.ack:
+            parts.append(book.ack[norm.kind])
     if not parts:
         return ""
-    if len(parts) == 1 and native:
-        return native
-    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"{_ACK_HEADS[0]} {joined} from now on."
+    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + book.and_ + parts[-1]
+    return f"{book.ack_head} {joined}{book.ack_tail}"
 
 
 # =========================================================================== enforcement
@@ -1029,7 +1030,6 @@ _LIST_LINE = re.compile(
     r"\s+(?P<item>\S.*)$"
 )
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-_ORDINALS = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth")
 SHORT_ITEM_WORDS = 6
 
 
@@ -1061,29 +1061,34 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _join_items(intro: str | None, items: list[str], numbered: bool) -> str:
-    """Turn list items into prose, keeping every item's words."""
+def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phrasebook) -> str:
+    """Turn list items into prose, keeping every item's words (ordinals in ``book``'s language)."""
     short = all(
         len(item.split()) <= SHORT_ITEM_WORDS and not re.search(r"[.!?]\s", item + " ")
         for item in items
     )
     if short and not numbered:
         bare = [item.rstrip(".;,") for item in items]
-        series = bare[0] if len(bare) == 1 else ", ".join(bare[:-1]) + " and " + bare[-1]
+        series = bare[0] if len(bare) == 1 else ", ".join(bare[:-1]) + book.and_ + bare[-1]
         if intro is not None:
             lead = intro.rstrip()
             lead = lead[:-1].rstrip() if lead.endswith(":") else lead
             return _end(f"{lead}: {series[:1].lower() + series[1:]}")
         return _end(_cap(series))
     sentences = []
+    ordinals = book.ordinals
     for index, item in enumerate(items):
         sentence = _end(_cap(item.rstrip(";,")))
         if numbered:
-            if len(items) > 1 and index == len(items) - 1 and index >= len(_ORDINALS) - 1:
-                word = "Finally"
+            if len(items) > 1 and index == len(items) - 1 and index >= len(ordinals) - 1:
+                word = book.finally_
             else:
-                word = _ORDINALS[index] if index < len(_ORDINALS) else "Then"
-            sentence = f"{word}, {sentence[:1].lower() + sentence[1:]}"
+                word = ordinals[index] if index < len(ordinals) else book.then
+            if book is phrasebook("en"):
+                sentence = sentence[:1].lower() + sentence[1:]
+            elif book.lower_after_ordinal:
+                sentence = lead_lowered(sentence, " ".join(items))
+            sentence = f"{word}{book.ordinal_sep}{sentence}"
         sentences.append(sentence)
     body = " ".join(sentences)
     if intro is not None:
@@ -1092,8 +1097,12 @@ def _join_items(intro: str | None, items: list[str], numbered: bool) -> str:
     return body
 
 
-def prose_from_lists(text: str) -> str:
-    """Rewrite bullet and numbered list lines as prose sentences (code blocks are left alone)."""
+def prose_from_lists(text: str, language: str = "en") -> str:
+    """Rewrite bullet and numbered list lines as prose sentences (code blocks are left alone).
+
+    The words the rewrite adds ("First, …", "… and …") are in ``language``; a list that reads as
+    English (a model that ignored the language norm) gets them in English.
+    """
     lines = text.split("\n")
     out: list[str] = []
     in_fence = False
@@ -1132,7 +1141,8 @@ def prose_from_lists(text: str) -> str:
         intro = None
         if out and out[-1].strip() and not _FENCE.match(out[-1]):
             intro = out.pop().strip()
-        out.append(_join_items(intro, [i for i in items if i], numbered))
+        said = "en" if language == "en" or reads_english(" ".join(items), language) else language
+        out.append(_join_items(intro, [i for i in items if i], numbered, phrasebook(said)))
     result = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", result).strip("\n")
 
@@ -1260,7 +1270,7 @@ def enforce(
             words = [str(w) for w in raw] if isinstance(raw, list | tuple) else []
             text = drop_topic(text, words)
     if any(norm.kind == "no_lists" for norm in norms):
-        text = prose_from_lists(text)
+        text = prose_from_lists(text, language_of(norms))
     for norm in norms:
         if norm.kind == "address_as":
             text = fix_address(text, str(norm.params.get("name", "")), known)

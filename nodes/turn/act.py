@@ -28,8 +28,9 @@ from kernel.facts import (
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
-from kernel.norms import acknowledgement, strip_ack_head, without_norms
+from kernel.norms import acknowledgement, language_of, strip_ack_head, without_norms
 from kernel.presentation import Presentation, carries, render, without_echo
+from kernel.speech import phrasebook
 from kernel.text import (
     address_directly,
     drop_copied_opening,
@@ -46,7 +47,7 @@ from kernel.text import (
 from kernel.tool_output import from_vault, source_label, vault_key
 from nodes.services import Services
 from nodes.turn.affordance import tool_decision
-from nodes.turn.deliberate import FALLBACKS, draft_values, earlier_exchanges
+from nodes.turn.deliberate import draft_values, earlier_exchanges
 from prompts import render as render_prompt
 from prompts import template
 from state.grammars import resolve_grammar
@@ -305,7 +306,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # from an earlier reply ("Understood — I won't use bullet points …" to an unrelated question):
     # the kernel acknowledges a norm itself, in the turn that records it (where the draft may be
     # that acknowledgement).
-    copied = [] if state.norm_ack else [acknowledgement([rule]) for rule in state.norm_rules]
+    language = language_of(state.norm_rules)  # the kernel's own words follow a language norm
+    book = phrasebook(language)
+    copied = [] if state.norm_ack else [acknowledgement([r], language) for r in state.norm_rules]
     for said in [*(rule.text for rule in state.norm_rules), *copied]:
         if said and draft:
             draft = strip_echo(draft, said)
@@ -347,7 +350,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         answered = "what the user told the agent is the reply"
     if missing:  # the model only repeated (the message, an earlier reply, or the prompt)
         noted = _noted(state)
-        draft = "" if noted or answered else FALLBACKS[state.surface.modality]
+        draft = "" if noted or answered else book.fallbacks[state.surface.modality]
         said = "the facts it stated are acknowledged" if noted else answered or "fallback used"
         degraded.append(f"compose_final: {missing}; {said}")
     # A text in the user's voice ("Write my cover letter") makes the user's claims, not the agent's.
@@ -363,10 +366,12 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         custom = resolve_grammar(
             grammar, base_dir=deps.instance.psyche_file.parent, root=deps.instance.root
         )
-        reply = render_reply(body, grammar, thoughts=state.thoughts, custom=custom)
+        reply = render_reply(
+            body, grammar, thoughts=state.thoughts, custom=custom, language=language
+        )
     except ValueError as exc:
         degraded.append(f"compose_final: grammar {grammar!r} unusable ({exc}); narrative used")
-        reply = render_reply(body, "narrative", thoughts=state.thoughts)
+        reply = render_reply(body, "narrative", thoughts=state.thoughts, language=language)
     opener = greeting_opener(body) if state.surface.modality == "greeting" else ""
     if opener and not reply.startswith(opener):  # greeted: the greeting back is no fluff
         reply = f"{opener} {reply}"
@@ -389,12 +394,13 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     for slot, value in contradicted(reply, state.user_facts):
         owed_facts.setdefault(slot, value)
     if owed_facts:
-        facts = "; ".join(told_sentence(slot, value) for slot, value in owed_facts.items())
-        recalled = "drafts/recalled" if reply.strip() else "drafts/recalled_alone"
-        kept.append(render_prompt(recalled, fact=facts).strip())
+        facts = "; ".join(
+            told_sentence(slot, value, language=language) for slot, value in owed_facts.items()
+        )
+        kept.append((book.recalled if reply.strip() else book.recalled_alone).format(fact=facts))
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
-        render_prompt("drafts/correction", old=old, current=current).strip()
+        book.correction.format(old=old, current=current)
         for old, current in stale_mentions(reply, state.corrections)
     ]
     # Checked answers and refusals come last, after the norms: a sentence limit never cuts them.
@@ -415,11 +421,12 @@ def _noted(state: TurnState, stated: list[Fact] | None = None) -> str:
     Lisbon": "Noted: you live in Porto (not Lisbon)." Untrusted content states nothing.
     """
     earlier = {current.casefold(): old for old, current in state.corrections.items()}
+    language = language_of(state.norm_rules)
     told = [
-        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()))
+        told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()), language)
         for f in (_stated(state) if stated is None else stated)
     ]
-    return render_prompt("drafts/noted", facts="; ".join(told)).strip() if told else ""
+    return phrasebook(language).noted.format(facts="; ".join(told)) if told else ""
 
 
 def _stated(state: TurnState) -> list[Fact]:

@@ -13,17 +13,15 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import date, timedelta
-from functools import cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from kernel import learning, norms, skai
+from kernel import learning, norms, skai, speech
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
 from prompts import render as render_prompt
-from prompts import template
 from state.files import parse_soul
 from state.turn import Candidate, Mode, TurnState
 
@@ -35,14 +33,6 @@ ALTERNATIVE_MODES: tuple[Mode, ...] = ("work",)
 """Modes whose drafts step also writes an alternative (deep gets one from counterfactual_probe)."""
 REPEAT_WINDOW = 3
 """How many recent exchanges a draft is checked against for copying an earlier reply."""
-
-FALLBACKS: dict[str, str] = {
-    "greeting": "Hello. I'm here - what's on your mind?",
-    "question": "I don't have a reliable answer to that yet. Can you tell me more about what "
-    "you need?",
-    "request": "I can try. Tell me a little more about what a good result looks like.",
-    "statement": "I hear you. Tell me more?",
-}
 
 
 def _draw(state: TurnState, salt: str) -> float:
@@ -330,7 +320,8 @@ def _draft(
     guidance: str,
     dialogue: bool = True,
 ) -> Update:
-    fallback = FALLBACKS[state.surface.modality]
+    book = speech.phrasebook(norms.language_of(state.norm_rules))
+    fallback = book.fallbacks[state.surface.modality]
     if state.external_ref:
         wrapped = deps.vault.get(state.external_ref)
         if wrapped is None:  # blocked, or a replay after the turn it arrived in: never re-injected
@@ -606,17 +597,6 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     return {"chosen": chosen, "lambda_route": route, "selection_notes": notes, "note": notes}
 
 
-KERNEL_LINES = ("drafts/recalled", "drafts/recalled_alone", "drafts/correction")
-"""Templates of the lines composition adds to a reply itself (what the user told the agent, a
-correction): the model never wrote them."""
-
-
-@cache
-def _kernel_heads() -> tuple[str, ...]:
-    """How each kernel line begins (its template up to the first placeholder)."""
-    return tuple(template(name).template.split("$", 1)[0].strip() for name in KERNEL_LINES)
-
-
 def model_view(reply: str) -> str:
     """Return an earlier reply as the dialogue shows it to the model: without the kernel's lines.
 
@@ -630,7 +610,7 @@ def model_view(reply: str) -> str:
     kept = [
         part
         for part in reply.split("\n\n")
-        if not part.strip().startswith(_kernel_heads()) and not norms.is_acknowledgement(part)
+        if not part.strip().startswith(speech.heads()) and not norms.is_acknowledgement(part)
     ]
     return "\n\n".join(kept).strip()
 

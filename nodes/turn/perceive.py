@@ -205,7 +205,7 @@ def _norms(state: TurnState, deps: Services, *, trusted: bool) -> Update:
     A norm passes the writeback guard in ``state.norms.add_norm``; forwarded or otherwise
     untrusted content never sets one (it is not even read for instructions).
     """
-    from kernel.norms import acknowledgement, detect, prompt_lines
+    from kernel.norms import acknowledgement, detect, language_of, prompt_lines
     from state.norms import active_norms, add_norm
 
     recorded = []
@@ -223,7 +223,7 @@ def _norms(state: TurnState, deps: Services, *, trusted: bool) -> Update:
     return {
         "norms": prompt_lines(rules),
         "norm_rules": rules,
-        "norm_ack": acknowledgement(recorded),
+        "norm_ack": acknowledgement(recorded, language_of(rules)),
     }
 
 

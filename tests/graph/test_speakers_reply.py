@@ -273,15 +273,15 @@ def test_when_the_model_gives_nothing_the_kernel_says_what_it_has(
     )
     with _turn_graph(instance, tmp_path / "nothing.sqlite", model) as compiled:
         norms = run_turn(compiled, "Always reply in German and translate new words into English.")
-        assert norms.reply == norms.norm_ack and norms.reply.startswith("Understood")
+        assert norms.reply == norms.norm_ack and norms.reply.startswith("Verstanden")
         assert "translate new words into English" in norms.reply
         run_turn(compiled, "Hi! I'm Alex and I work as a nurse at York Hospital.")
         run_turn(compiled, "How is the weather where you are?")
         profile = run_turn(compiled, "What do you know about me?")  # a copy of the last reply
         assert any("what the user told the agent is the reply" in d for d in profile.degraded)
-        assert profile.reply == (
-            "From what you told me: your name is Alex; you work as a nurse; "
-            "you work at York Hospital."
+        assert profile.reply == (  # the kernel's own words follow the language norm
+            "Nach dem, was du mir erzählt hast: du heißt Alex; du arbeitest als nurse; "
+            "du arbeitest bei York Hospital."
         )
 
 

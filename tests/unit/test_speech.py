@@ -1,0 +1,140 @@
+"""The kernel's own reply words per language (kernel.speech) and where they are used."""
+
+import pytest
+
+from kernel.facts import told_sentence
+from kernel.grammar import render_reply
+from kernel.norms import NormProposal, acknowledgement, is_acknowledgement, prose_from_lists
+from kernel.speech import PHRASEBOOKS, heads, lead_lowered, phrasebook, reads_english
+from nodes.turn.deliberate import model_view
+
+LOCATION = "user.profile.location"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Go to bed at the same time every night and keep your phone out of the bedroom.",
+        "I think it depends on what you need.",
+        "Sure! Here is how you can do it.",
+        # items of a list with hardly a function word (seen on SmolLM2 under a Portuguese norm)
+        "Establish a consistent sleep schedule. Minimize digital distractions during sleep.",
+        "Use blackout curtains. Create a relaxing bedtime routine.",
+    ],
+)
+@pytest.mark.parametrize("language", ["pt", "es", "fr", "de", "it"])
+def test_english_reads_as_english(text: str, language: str) -> None:
+    assert reads_english(text, language)
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Deite-se sempre à mesma hora e deixe o telemóvel fora do quarto.", "pt"),
+        ("Acuéstate siempre a la misma hora y deja el móvil fuera del dormitorio.", "es"),
+        ("Couchez-vous toujours à la même heure et laissez le téléphone hors de la chambre.", "fr"),
+        ("Geh immer zur gleichen Zeit ins Bett und lass das Handy aus dem Schlafzimmer.", "de"),
+        ("Vai a letto sempre alla stessa ora e lascia il telefono fuori dalla camera.", "it"),
+        ("Olá! Tudo bem? Eu moro em Lisboa há dois anos e trabalho num hospital.", "pt"),
+        ("Evite café. Leia um livro.", "pt"),
+        ("Mittags keinen Kaffee. Abends lesen.", "de"),
+        ("", "pt"),
+        ("42", "es"),
+    ],
+)
+def test_other_languages_do_not(text: str, language: str) -> None:
+    assert not reads_english(text, language)
+
+
+def test_every_phrasebook_says_every_line() -> None:
+    english = PHRASEBOOKS["en"]
+    for code, book in PHRASEBOOKS.items():
+        assert set(book.told) == set(english.told), code
+        assert set(book.fallbacks) == set(english.fallbacks), code
+        assert set(book.ack) == set(english.ack), code
+        assert len(book.ordinals) == len(english.ordinals), code
+        assert book.recalled.format(fact="x") != book.recalled_alone.format(fact="x"), code
+    assert phrasebook("nl") is english  # no phrasebook: English
+
+
+def test_facts_are_told_in_the_language_asked_for() -> None:
+    assert told_sentence(LOCATION, "Porto", "Lisbon") == "you live in Porto (not Lisbon)"
+    assert told_sentence(LOCATION, "Porto", "Lisboa", "pt") == "você mora em Porto (não Lisboa)"
+    assert told_sentence("user.profile.occupation", "Krankenpfleger", None, "de") == (
+        "du arbeitest als Krankenpfleger"
+    )
+    assert told_sentence("user.profile.pet_name", "Luna", None, "fr") == "pet name : Luna"
+    assert told_sentence(LOCATION, "Oslo", None, "nl") == "you live in Oslo"
+
+
+def test_acknowledgements_follow_the_active_language() -> None:
+    brief = NormProposal("max_sentences", {"n": 2}, "Answer in at most 2 sentences.")
+    no_lists = NormProposal("no_lists", {}, "Never use bullet points or numbered lists.")
+    german = NormProposal("language", {"code": "de", "name": "German"}, "Answer in German.")
+    dutch = NormProposal("language", {"code": "nl", "name": "Dutch"}, "Answer in Dutch.")
+    assert acknowledgement([brief], "es") == (
+        "Entendido — a partir de ahora mantendré mis respuestas en un máximo de 2 frases."
+    )
+    assert acknowledgement([german, no_lists]) == (
+        "Verstanden — ab jetzt antworte ich auf Deutsch und verwende ich keine Aufzählungen "
+        "oder nummerierten Listen."
+    )
+    assert acknowledgement([dutch]) == "Understood — I'll answer in Dutch from now on."
+    assert acknowledgement([brief]).startswith("Understood — I'll keep")
+    for code in PHRASEBOOKS:
+        assert is_acknowledgement(acknowledgement([brief], code))
+
+
+def test_lists_become_prose_in_the_reply_language() -> None:
+    portuguese = "Dicas:\n1. Deite-se cedo.\n2. Evite café à noite."
+    assert prose_from_lists(portuguese, "pt") == (
+        "Dicas: Primeiro, deite-se cedo. Segundo, evite café à noite."
+    )
+    german = "Tipps:\n1. Kaffee am Abend meiden.\n2. Früh ins Bett gehen."
+    assert prose_from_lists(german, "de") == (
+        "Tipps: Erstens: Kaffee am Abend meiden. Zweitens: Früh ins Bett gehen."
+    )
+    english = "Tips:\n1. Go to bed early.\n2. Avoid coffee at night."
+    assert prose_from_lists(english, "pt") == (
+        "Tips: First, go to bed early. Second, avoid coffee at night."
+    )
+    short = "- maçãs\n- peras\n- ameixas"
+    assert prose_from_lists(short, "pt") == "Maçãs, peras e ameixas."
+
+
+def test_the_persona_grammar_connects_in_the_reply_language() -> None:
+    draft = "Pour mieux dormir :\n- Évitez le café après cinq heures.\n- Lisez avant de dormir."
+    assert render_reply(draft, "narrative", language="fr") == (
+        "Pour mieux dormir : Premièrement, évitez le café après cinq heures. "
+        "Aussi, lisez avant de dormir."
+    )
+    assert "First" not in render_reply(draft, "narrative", language="pt")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "context", "lowered"),
+    [
+        ("Deite-se cedo.", "", "deite-se cedo."),
+        ("El café quita el sueño.", "", "el café quita el sueño."),
+        ("É melhor dormir cedo.", "", "é melhor dormir cedo."),
+        ("São Paulo é grande.", "", "São Paulo é grande."),
+        ("Google Maps ajuda.", "", "Google Maps ajuda."),
+        ("Lisboa tem bons cafés.", "Visite Lisboa no verão.", "Lisboa tem bons cafés."),
+        ("NASA publica dados.", "", "NASA publica dados."),
+        ("iPhone ou Android?", "", "iPhone ou Android?"),
+        ("Visite o museu.", "Visite Lisboa.", "visite o museu."),
+    ],
+)
+def test_a_lead_word_is_lowered_unless_it_looks_like_a_name(
+    sentence: str, context: str, lowered: str
+) -> None:
+    assert lead_lowered(sentence, context) == lowered
+
+
+def test_the_model_never_sees_the_kernel_lines_of_any_language() -> None:
+    for book in PHRASEBOOKS.values():
+        reply = "Não sei.\n\n" + book.recalled.format(fact="x")
+        assert model_view(reply) == "Não sei."
+        alone = book.correction.format(old="Porto", current="Lisboa")
+        assert model_view(alone) == ""
+    assert len(heads()) == 3 * len(PHRASEBOOKS)
