@@ -465,3 +465,10 @@ def lead_lowered(sentence: str, text: str = "") -> str:
     if re.search(rf"(?:(?<=[^\W\d_] )|(?<=[^\W\d_], )){re.escape(first)}(?!\w)", text):
         return sentence
     return sentence[:1].lower() + sentence[1:]
+
+
+@cache
+def noted_heads() -> tuple[str, ...]:
+    """How the "Noted: …" sentence opens, in every language ("Noted:", "Anotado:")."""
+    heads = (book.noted.split("{", 1)[0].strip() for book in PHRASEBOOKS.values())
+    return tuple(dict.fromkeys(heads))

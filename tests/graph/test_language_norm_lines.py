@@ -58,7 +58,10 @@ def test_recalled_noted_corrected_and_rewritten_lines_follow_the_language_norm(
         assert turn("Never use numbered lists.").startswith(
             "Entendido — não vou usar marcadores nem listas numeradas a partir de agora."
         )
+        prompts.clear()
         asked = turn("Where do I live?")
+        # The model is not shown the kernel's "Anotado: …" as its own words (it copied the form).
+        assert prompts and not any("Anotado" in p for p in prompts)
         assert asked.endswith("(Pelo que você me contou: você mora em Porto.)")
         assert "told me" not in asked
 

@@ -138,3 +138,13 @@ def test_the_model_never_sees_the_kernel_lines_of_any_language() -> None:
         alone = book.correction.format(old="Porto", current="Lisboa")
         assert model_view(alone) == ""
     assert len(heads()) == 3 * len(PHRASEBOOKS)
+
+
+def test_the_model_never_sees_the_noted_sentence_in_front_of_its_draft() -> None:
+    for book in PHRASEBOOKS.values():
+        noted = book.noted.format(facts="x; y")
+        assert model_view(f"{noted} Que cidade bonita!") == "Que cidade bonita!"
+        assert model_view(noted) == ""
+    assert model_view("Noted, thanks. Anotado: is Portuguese.") == (
+        "Noted, thanks. Anotado: is Portuguese."
+    )
