@@ -74,7 +74,9 @@ _CONNECTOR_WORDS: Final = frozenset(
     afterwards additionally moreover plus and but
     """.split()
 )
-# Capitalised only because they start the item; safe to lower-case after a connector.
+# Capitalised only because they start the item; safe to lower-case after a connector. Common
+# function words and the verbs that open advice and steps ("Research the company." in a list of
+# interview tips, folded into prose as "First, research the company.").
 _COMMON_LEADS: Final = frozenset(
     """
     a an the this that these those it its we you they he she there here each every some
@@ -91,6 +93,17 @@ _COMMON_LEADS: Final = frozenset(
     decrease reduce limit lower raise rerun retry restore compile format lint pin bump tag
     release ship publish close store fetch query parse render generate convert validate
     confirm remember follow ignore include exclude prefer begin finish see leave let
+    research establish listen drink eat sleep practice practise learn stay exercise dress
+    arrive be bring highlight focus walk cook buy sell visit travel study talk speak cut
+    swap mix stir bake boil chop heat serve season rinse soak water prune plant grow feed
+    pay spend invest budget rest stretch breathe meditate journal schedule organise organize
+    declutter prioritise prioritize delegate reach contact network tailor customise
+    customize proofread smile thank rehearse introduce answer emphasise emphasize remain
+    trust accept allow aim break carry change collect combine cover drive enjoy fill hold
+    hire jot label lift maintain minimise minimize maximise maximize offer opt order pack
+    pause play protect recycle reflect register relax rely repeat respond reuse rotate
+    search share shop shower simplify sign slow stand step stick subscribe swim teach tell
+    think treat unplug volunteer wash wear work wrap dim invite
     """.split()
 )
 _STOPWORDS: Final = frozenset(

@@ -363,3 +363,13 @@ def test_render_custom_grammar_validated_even_for_blank_draft(tmp_path: Path) ->
 def test_render_narrative_keeps_colon_of_item_introducing_nested_list() -> None:
     out = render_reply("- Setup:\n  - Install it\n  - Run it\n- Done", "narrative")
     assert out == "Setup: First, install it. Also, run it. Done."
+
+
+def test_render_narrative_lowers_the_verbs_that_open_advice_but_not_names() -> None:
+    # Seen with Qwen2.5-Coder-0.5B: "First, Research the job requirements …", "Finally, Listen …".
+    draft = "Tips:\n1. Research the company.\n2. Listen to the question.\n3. Python helps too."
+    out = render_reply(draft, "narrative")
+    assert out == (
+        "Tips: First, research the company. Then, listen to the question. "
+        "Finally, Python helps too."
+    )
