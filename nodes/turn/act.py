@@ -69,6 +69,14 @@ PERSONAL_CLAIM = re.compile(
     re.IGNORECASE,
 )
 
+_SUPPOSED = re.compile(
+    r"\b(?:if|whether|unless|when|whenever|once|in case|as long as|even if|suppose|supposing|"
+    r"assuming|imagine|say)\b[^,;:.!?]*$",
+    re.IGNORECASE,
+)
+"""A condition open before a claim in its clause ("whether you're a tourist or …", "If you're
+a beginner, …"): the reply supposes it, it does not say it of the user."""
+
 TOOL_USE_KEPT = 12
 """Tool uses kept in the self (the loop reads the last three; checkpoints stay bounded)."""
 
@@ -85,9 +93,16 @@ def unsupported_personal_claims(draft: str, sources: list[str]) -> list[str]:
         sentence
         for sentence in sentences(draft)
         if not sentence.endswith("?")
-        and PERSONAL_CLAIM.search(sentence)
+        and _claims(sentence)
         and overlap(sentence, joined) < SUPPORT_OVERLAP
     ]
+
+
+def _claims(sentence: str) -> bool:
+    """Say whether ``sentence`` says something of the user, us or me (not merely supposes it)."""
+    return any(
+        not _SUPPOSED.search(sentence[: m.start()]) for m in PERSONAL_CLAIM.finditer(sentence)
+    )
 
 
 def tool_affordance(state: TurnState, *, deps: Services) -> Update:

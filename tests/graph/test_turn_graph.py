@@ -471,3 +471,30 @@ def test_a_draft_that_only_repeats_the_message_becomes_a_fallback(
         state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), said)
     assert said not in state.reply and state.reply.strip()
     assert any("only repeated the message" in d for d in state.degraded)
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [
+        # Seen with Qwen2.5-Coder-0.5B, asked for a book about Rome: tagged "(unverified)".
+        "It's a must-read for anyone interested in history, whether you're a tourist or a scholar.",
+        "If you're a beginner, start with short daily lessons.",
+        "Once you are a member, the library lends e-books too.",
+    ],
+)
+def test_a_supposed_claim_about_the_user_is_not_tagged(
+    instance: Instance, tmp_path: Path, draft: str
+) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    deps = scripted_deps(instance, ScriptedChatModel(replies=[draft]))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        state = run_turn(compiled, "Can you recommend a way to learn about Rome?")
+        assert "(unverified)" not in state.reply
+        model = ScriptedChatModel(replies=["When we talked last week, you said you're a teacher."])
+        deps = scripted_deps(instance, model)
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        claimed = run_turn(compiled, "What do you remember about me?", thread="other")
+        assert "(unverified)" in claimed.reply  # after the condition's clause, a claim
