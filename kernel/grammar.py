@@ -464,26 +464,29 @@ def _decapitalize(sentence: str) -> str:
     return sentence
 
 
-def _with_connector(connector: str, item: str, book: Phrasebook, context: str = "") -> str:
+def _with_connector(connector: str, item: str, book: Phrasebook) -> str:
     """Turn a list item into a sentence opened by ``connector`` (unless it has one already)."""
     sentence = item.strip() if item.rstrip().endswith(":") else _as_sentence(item)
-    lead = _LEAD_WORD_RE.match(sentence)
-    if lead is not None and lead.group(0).lower() in _connector_words(book):
-        return sentence
     if book is not ENGLISH:
-        lowered = lead_lowered(sentence, context) if book.lower_after_ordinal else sentence
+        if _own_connector(book).match(sentence):
+            return sentence
+        lowered = lead_lowered(sentence, book) if book.lower_after_ordinal else sentence
         return f"{connector}{book.ordinal_sep}{lowered}"
+    lead = _LEAD_WORD_RE.match(sentence)
+    if lead is not None and lead.group(0).lower() in _CONNECTOR_WORDS:
+        return sentence
     return f"{connector}{book.ordinal_sep}{_decapitalize(sentence)}"
 
 
-def _connector_words(book: Phrasebook) -> frozenset[str]:
-    """Words that show an item already has its connector ("Then, …", "Depois, …")."""
-    return _lead_words((*book.ordinals, book.finally_, book.then, *book.ordered, *book.unordered))
+def _own_connector(book: Phrasebook) -> re.Pattern[str]:
+    """An item that opens with one of ``book``'s connectors ("Além disso, …", "Dann: …")."""
+    return _opening((*book.ordinals, book.finally_, book.then, *book.ordered, *book.unordered))
 
 
 @cache
-def _lead_words(phrases: tuple[str, ...]) -> frozenset[str]:
-    return _CONNECTOR_WORDS | {phrase.split()[0].lower() for phrase in phrases}
+def _opening(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(p) for p in sorted(set(phrases), key=len, reverse=True))
+    return re.compile(rf"(?:{alternatives})\s*[,:]", re.IGNORECASE)
 
 
 def _list_as_prose(items: Sequence[str], ordered: bool, book: Phrasebook) -> list[str]:
@@ -500,7 +503,7 @@ def _list_as_prose(items: Sequence[str], ordered: bool, book: Phrasebook) -> lis
             connector = book.finally_ if len(items) > 2 else middle[0]
         else:
             connector = middle[(index - 1) % len(middle)]
-        sentences.append(_with_connector(connector, item, book, " ".join(items)))
+        sentences.append(_with_connector(connector, item, book))
     return sentences
 
 

@@ -28,7 +28,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from kernel.speech import Phrasebook, ack_heads, lead_lowered, phrasebook, reads_english
+from kernel.speech import (
+    Phrasebook,
+    ack_heads,
+    join_series,
+    lead_lowered,
+    phrasebook,
+    reads_english,
+)
 
 NormKind = Literal["no_lists", "max_sentences", "address_as", "language", "avoid_topic", "style"]
 
@@ -1000,27 +1007,27 @@ def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> s
     parts: list[str] = []
     for norm in norms:
         params = norm.params
+        said = book.ack_later if parts and book.ack_later else book.ack
         if norm.kind == "max_sentences":
             n = _int(params.get("n"), BRIEF_SENTENCES)
-            parts.append(book.ack["one" if n == 1 else "many"].format(n=n))
+            parts.append(said["one" if n == 1 else "many"].format(n=n))
         elif norm.kind == "address_as":
-            parts.append(book.ack["address_as"].format(name=params.get("name", "")))
+            parts.append(said["address_as"].format(name=params.get("name", "")))
         elif norm.kind == "language":
-            parts.append(book.ack["language"].format(name=params.get("name", "")))
+            parts.append(said["language"].format(name=params.get("name", "")))
         elif norm.kind == "avoid_topic":
             topic = str(params.get("topic", "")).replace("the user's", "your")
-            parts.append(book.ack["avoid_topic"].format(topic=topic))
+            parts.append(said["avoid_topic"].format(topic=topic))
         elif norm.kind == "style":
             instruction = str(params.get("instruction", "")).rstrip(".")
             instruction = instruction.replace("the user's", "your").replace("the user", "you")
-            said = f"{instruction[:1].lower()}{instruction[1:]}"
-            parts.append(book.ack["style"].format(instruction=said))
-        elif norm.kind in book.ack:
-            parts.append(book.ack[norm.kind])
+            lowered = f"{instruction[:1].lower()}{instruction[1:]}"
+            parts.append(said["style"].format(instruction=lowered))
+        elif norm.kind in said:
+            parts.append(said[norm.kind])
     if not parts:
         return ""
-    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + book.and_ + parts[-1]
-    return f"{book.ack_head} {joined}{book.ack_tail}"
+    return f"{book.ack_head} {join_series(parts, book)}{book.ack_tail}"
 
 
 # =========================================================================== enforcement
@@ -1069,7 +1076,7 @@ def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phras
     )
     if short and not numbered:
         bare = [item.rstrip(".;,") for item in items]
-        series = bare[0] if len(bare) == 1 else ", ".join(bare[:-1]) + book.and_ + bare[-1]
+        series = join_series(bare, book)
         if intro is not None:
             lead = intro.rstrip()
             lead = lead[:-1].rstrip() if lead.endswith(":") else lead
@@ -1087,7 +1094,7 @@ def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phras
             if book is phrasebook("en"):
                 sentence = sentence[:1].lower() + sentence[1:]
             elif book.lower_after_ordinal:
-                sentence = lead_lowered(sentence, " ".join(items))
+                sentence = lead_lowered(sentence, book)
             sentence = f"{word}{book.ordinal_sep}{sentence}"
         sentences.append(sentence)
     body = " ".join(sentences)
@@ -1216,8 +1223,12 @@ def fix_address(text: str, name: str, known_names: Iterable[str] = ()) -> str:
     return text
 
 
-def drop_topic(text: str, words: Sequence[str]) -> str:
-    """Drop the sentences that mention every word of a topic (plurals included)."""
+def drop_topic(text: str, words: Sequence[str], language: str = "en") -> str:
+    """Drop the sentences that mention every word of a topic (plurals included).
+
+    When nothing is left, the reply moves on, in ``language`` ("Let's talk about something
+    else.").
+    """
     words = [w for w in words if w]
     if not words:
         return text
@@ -1230,7 +1241,7 @@ def drop_topic(text: str, words: Sequence[str]) -> str:
             continue
         kept_lines.append(" ".join(kept))
     result = "\n".join(kept_lines).strip()
-    return result or "Let's talk about something else."
+    return result or phrasebook(language).topic_dropped
 
 
 _NAMED = re.compile(
@@ -1268,7 +1279,7 @@ def enforce(
         if norm.kind == "avoid_topic":
             raw = norm.params.get("words", [])
             words = [str(w) for w in raw] if isinstance(raw, list | tuple) else []
-            text = drop_topic(text, words)
+            text = drop_topic(text, words, language_of(norms))
     if any(norm.kind == "no_lists" for norm in norms):
         text = prose_from_lists(text, language_of(norms))
     for norm in norms:

@@ -17,7 +17,7 @@ the model sees drops them, ``nodes.turn.deliberate.model_view``).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -42,6 +42,9 @@ class Phrasebook:
     ack_tail: str
     ack: Mapping[str, str]
     """A norm's acknowledgement, one part per kind (``max_sentences``: ``one``/``many``)."""
+    ack_later: Mapping[str, str]
+    """The parts after the first where they differ (German drops the inverted subject: "ab jetzt
+    antworte ich auf Deutsch und verwende keine Listen")."""
     ordinals: tuple[str, ...]
     """Numbered list items rewritten as prose ("no lists" norm), then ``then`` past the eighth."""
     finally_: str
@@ -51,6 +54,14 @@ class Phrasebook:
     """Whether the item's first word is lower-cased after the ordinal ("Primeiro, deite-se …",
     ``lead_lowered``); not in German, where case is grammar ("Erstens: Kaffee meiden.")."""
     and_: str
+    fact_sep: str
+    """Between two facts told back ("; ", French " ; ")."""
+    topic_dropped: str
+    """The reply when every sentence touched a topic the user asked to avoid."""
+    leads: frozenset[str]
+    """Words a list item opens with that are never names (articles, pronouns, common imperatives
+    of advice and steps): lowered after a connector (``lead_lowered``). English uses
+    ``kernel.grammar``'s own list."""
     ordered: tuple[str, ...]
     """The persona grammar's connectors between the steps of an ordered list ("Then", "Next")."""
     unordered: tuple[str, ...]
@@ -105,30 +116,34 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             "avoid_topic": "I won't bring up {topic}",
             "style": "I'll follow this: {instruction}",
         },
+        ack_later={},
         ordinals=("First", "Second", "Third", "Fourth", "Fifth", "Sixth", "Seventh", "Eighth"),
         finally_="Finally",
         then="Then",
         ordinal_sep=", ",
         lower_after_ordinal=True,
         and_=" and ",
+        fact_sep="; ",
+        topic_dropped="Let's talk about something else.",
+        leads=frozenset(),
         ordered=("Then", "Next", "After that"),
         unordered=("Also", "In addition", "Beyond that"),
     ),
     "pt": Phrasebook(
         told=_told(
             "você se chama {value}",
-            "você mora em {value}",
-            "você trabalha em {value}",
+            "o lugar onde você mora é {value}",
+            "o seu local de trabalho é {value}",
             "você trabalha como {value}",
             "você tem alergia a {value}",
             "você fala {value}",
         ),
-        told_other="{label}: {value}",
+        told_other="{label} — {value}",
         not_before=" (não {old})",
         recalled="(Pelo que você me contou: {fact}.)",
         recalled_alone="Pelo que você me contou: {fact}.",
         noted="Anotado: {facts}.",
-        correction="(Correção: {old} está desatualizado; agora é {current}.)",
+        correction="(Correção: já não é {old}; agora é {current}.)",
         fallbacks={
             "greeting": "Olá. Estou aqui — em que está pensando?",
             "question": "Ainda não tenho uma resposta confiável para isso. Pode me dizer mais "
@@ -147,23 +162,45 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             "avoid_topic": "não vou mencionar {topic}",
             "style": "vou seguir isto: {instruction}",
         },
+        ack_later={},
         ordinals=(
             "Primeiro",
-            "Segundo",
-            "Terceiro",
-            "Quarto",
-            "Quinto",
-            "Sexto",
-            "Sétimo",
-            "Oitavo",
+            "Em segundo lugar",
+            "Em terceiro lugar",
+            "Em quarto lugar",
+            "Em quinto lugar",
+            "Em sexto lugar",
+            "Em sétimo lugar",
+            "Em oitavo lugar",
         ),
         finally_="Por fim",
         then="Depois",
         ordinal_sep=", ",
         lower_after_ordinal=True,
         and_=" e ",
+        fact_sep="; ",
+        topic_dropped="Vamos falar de outra coisa.",
+        leads=frozenset(
+            """
+            o a os as um uma uns umas este esta estes estas esse essa isso isto seu sua seus
+            suas não nunca sempre se quando antes cada todo toda todos todas para com sem
+            por em no na nos nas ao à é há mais menos também só apenas muito pouco tente
+            beba bebe durma dorme evite evita use usa faça faz coma come leia lê escreva
+            escreve mantenha mantém pratique pratica desligue desliga apague apaga acorde
+            acorda caminhe caminha reduza reduz limite limita crie cria defina define
+            estabeleça estabelece escolha escolhe comece começa experimente experimenta
+            procure procura verifique verifica instale instala abra abre feche fecha guarde
+            guarda planeje planeie planeia organize organiza pesquise pesquisa prepare prepara
+            chegue chega leve leva ouça ouve fale fala peça pede pergunte pergunta visite
+            visita compre compra tome toma tenha tem seja esteja fique fica saia sai vá vai
+            volte volta deixe deixa ponha põe tire tira corte corta adicione adiciona misture
+            mistura aqueça aquece sirva serve lave lava respire respira descanse descansa
+            estude estuda aprenda aprende revise revisa anote anota lembre reserve reserva
+            evitar usar fazer beber dormir manter praticar
+            """.split()
+        ),
         ordered=("Depois", "Em seguida", "A seguir"),
-        unordered=("Além disso", "Também", "Por outro lado"),
+        unordered=("Além disso", "Adicionalmente", "Ademais"),
     ),
     "es": Phrasebook(
         told=_told(
@@ -174,12 +211,12 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             "tienes alergia a {value}",
             "hablas {value}",
         ),
-        told_other="{label}: {value}",
+        told_other="{label} — {value}",
         not_before=" (no {old})",
         recalled="(Por lo que me contaste: {fact}.)",
         recalled_alone="Por lo que me contaste: {fact}.",
         noted="Anotado: {facts}.",
-        correction="(Corrección: {old} ya no es válido; ahora es {current}.)",
+        correction="(Corrección: ya no es {old}; ahora es {current}.)",
         fallbacks={
             "greeting": "Hola. Aquí estoy, ¿en qué estás pensando?",
             "question": "Todavía no tengo una respuesta fiable para eso. ¿Puedes contarme más "
@@ -198,6 +235,7 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             "avoid_topic": "no mencionaré {topic}",
             "style": "seguiré esto: {instruction}",
         },
+        ack_later={},
         ordinals=(
             "Primero",
             "Segundo",
@@ -213,24 +251,46 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
         ordinal_sep=", ",
         lower_after_ordinal=True,
         and_=" y ",
+        fact_sep="; ",
+        topic_dropped="Hablemos de otra cosa.",
+        leads=frozenset(
+            """
+            el la los las un una unos unas este esta estos estas ese esa eso esto tu tus su
+            sus no nunca siempre si cuando antes cada todo toda todos todas para con sin por
+            en al del es son hay más menos también solo muy poco intenta intente bebe beba
+            duerme duerma evita evite usa use haz haga come coma lee lea escribe escriba
+            mantén mantenga practica practique apaga apague despierta despierte camina camine
+            reduce reduzca limita limite crea cree define defina establece establezca elige
+            elija empieza empiece comienza comience prueba pruebe busca busque verifica
+            verifique comprueba compruebe instala instale abre abra cierra cierre guarda
+            guarde planifica planifique organiza organice investiga investigue prepara
+            prepare llega llegue lleva lleve escucha escuche habla hable pide pida pregunta
+            pregunte visita visite compra compre toma tome ten tenga sé sea está esté quédate
+            sal salga ve vaya vuelve vuelva deja deje pon ponga quita quite corta corte añade
+            añada mezcla mezcle calienta caliente sirve sirva lava lave respira respire
+            descansa descanse estudia estudie aprende aprenda repasa repase anota anote
+            recuerda recuerde reserva reserve acuéstate levántate evitar usar hacer beber
+            dormir mantener practicar
+            """.split()
+        ),
         ordered=("Luego", "Después", "A continuación"),
-        unordered=("Además", "También", "Por otro lado"),
+        unordered=("Además", "Asimismo", "También"),
     ),
     "fr": Phrasebook(
         told=_told(
             "vous vous appelez {value}",
-            "vous habitez à {value}",
+            "votre lieu de résidence est {value}",
             "vous travaillez chez {value}",
             "vous travaillez comme {value}",
-            "vous êtes allergique à {value}",
+            "vous avez une allergie ({value})",
             "vous parlez {value}",
         ),
-        told_other="{label} : {value}",
+        told_other="{label} — {value}",
         not_before=" (pas {old})",
         recalled="(D'après ce que vous m'avez dit : {fact}.)",
         recalled_alone="D'après ce que vous m'avez dit : {fact}.",
         noted="Noté : {facts}.",
-        correction="(Correction : {old} n'est plus à jour ; c'est {current} maintenant.)",
+        correction="(Correction : ce n'est plus {old} ; c'est {current} maintenant.)",
         fallbacks={
             "greeting": "Bonjour. Je suis là — qu'avez-vous en tête ?",
             "question": "Je n'ai pas encore de réponse fiable à cela. Pouvez-vous m'en dire plus "
@@ -249,6 +309,7 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             "avoid_topic": "je n'aborderai pas {topic}",
             "style": "je suivrai ceci : {instruction}",
         },
+        ack_later={},
         ordinals=(
             "Premièrement",
             "Deuxièmement",
@@ -264,24 +325,46 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
         ordinal_sep=", ",
         lower_after_ordinal=True,
         and_=" et ",
+        fact_sep=" ; ",
+        topic_dropped="Parlons d'autre chose.",
+        leads=frozenset(
+            """
+            le la les l un une des du ce cette ces cet votre vos ton ta tes son sa ses ne
+            jamais toujours si quand avant chaque tout toute tous toutes pour avec sans par
+            en dans au aux est sont il y plus moins aussi seulement très peu essayez essaie
+            buvez bois dormez dors évitez évite utilisez utilise faites fais mangez mange
+            lisez lis écrivez écris gardez garde pratiquez pratique éteignez éteins réveillez
+            marchez marche réduisez réduis limitez limite créez crée définissez définis
+            établissez établis choisissez choisis commencez commence testez teste cherchez
+            cherche vérifiez vérifie installez installe ouvrez ouvre fermez ferme
+            enregistrez enregistre planifiez planifie organisez organise préparez prépare
+            arrivez arrive prenez prends apportez apporte écoutez écoute parlez parle
+            demandez demande visitez visite achetez achète ayez aie soyez sois restez reste
+            sortez sors allez va revenez reviens laissez laisse mettez mets retirez retire
+            coupez coupe ajoutez ajoute mélangez mélange chauffez chauffe servez sers lavez
+            lave respirez respire reposez étudiez étudie apprenez apprends révisez révise
+            notez note rappelez réservez réserve couchez levez éviter utiliser faire boire
+            dormir garder pratiquer pensez pense
+            """.split()
+        ),
         ordered=("Ensuite", "Puis", "Après cela"),
-        unordered=("Aussi", "De plus", "Par ailleurs"),
+        unordered=("De plus", "En outre", "Par ailleurs"),
     ),
     "de": Phrasebook(
         told=_told(
             "du heißt {value}",
-            "du wohnst in {value}",
+            "dein Wohnort ist {value}",
             "du arbeitest bei {value}",
             "du arbeitest als {value}",
             "du bist allergisch gegen {value}",
             "du sprichst {value}",
         ),
-        told_other="{label}: {value}",
+        told_other="{label} — {value}",
         not_before=" (nicht {old})",
         recalled="(Nach dem, was du mir erzählt hast: {fact}.)",
         recalled_alone="Nach dem, was du mir erzählt hast: {fact}.",
         noted="Notiert: {facts}.",
-        correction="(Korrektur: {old} ist veraltet; jetzt gilt {current}.)",
+        correction="(Korrektur: nicht mehr {old}, sondern jetzt {current}.)",
         fallbacks={
             "greeting": "Hallo. Ich bin da – was beschäftigt dich?",
             "question": "Darauf habe ich noch keine verlässliche Antwort. Kannst du mir mehr "
@@ -294,12 +377,21 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
         ack_tail=".",
         ack={
             "no_lists": "verwende ich keine Aufzählungen oder nummerierten Listen",
-            "one": "halte ich meine Antworten auf höchstens {n} Satz",
-            "many": "halte ich meine Antworten auf höchstens {n} Sätze",
+            "one": "beschränke ich meine Antworten auf höchstens {n} Satz",
+            "many": "beschränke ich meine Antworten auf höchstens {n} Sätze",
             "address_as": "nenne ich dich {name}",
             "language": "antworte ich auf Deutsch",
             "avoid_topic": "spreche ich {topic} nicht an",
-            "style": "folge ich dem: {instruction}",
+            "style": "halte ich mich an Folgendes: {instruction}",
+        },
+        ack_later={
+            "no_lists": "verwende keine Aufzählungen oder nummerierten Listen",
+            "one": "beschränke meine Antworten auf höchstens {n} Satz",
+            "many": "beschränke meine Antworten auf höchstens {n} Sätze",
+            "address_as": "nenne dich {name}",
+            "language": "antworte auf Deutsch",
+            "avoid_topic": "spreche {topic} nicht an",
+            "style": "halte mich an Folgendes: {instruction}",
         },
         ordinals=(
             "Erstens",
@@ -316,24 +408,27 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
         ordinal_sep=": ",
         lower_after_ordinal=False,
         and_=" und ",
+        fact_sep="; ",
+        topic_dropped="Lass uns über etwas anderes sprechen.",
+        leads=frozenset(),
         ordered=("Dann", "Danach", "Anschließend"),
         unordered=("Außerdem", "Zudem", "Darüber hinaus"),
     ),
     "it": Phrasebook(
         told=_told(
             "ti chiami {value}",
-            "vivi a {value}",
+            "il posto in cui vivi è {value}",
             "lavori presso {value}",
             "lavori come {value}",
-            "hai un'allergia a {value}",
+            "hai un'allergia ({value})",
             "parli {value}",
         ),
-        told_other="{label}: {value}",
+        told_other="{label} — {value}",
         not_before=" (non {old})",
         recalled="(Da quello che mi hai detto: {fact}.)",
         recalled_alone="Da quello che mi hai detto: {fact}.",
         noted="Preso nota: {facts}.",
-        correction="(Correzione: {old} non è più valido; ora è {current}.)",
+        correction="(Correzione: non è più {old}; ora è {current}.)",
         fallbacks={
             "greeting": "Ciao. Sono qui — a cosa stai pensando?",
             "question": "Non ho ancora una risposta affidabile. Puoi dirmi di più su ciò di cui "
@@ -352,14 +447,43 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             "avoid_topic": "non parlerò di {topic}",
             "style": "seguirò questo: {instruction}",
         },
-        ordinals=("Primo", "Secondo", "Terzo", "Quarto", "Quinto", "Sesto", "Settimo", "Ottavo"),
+        ack_later={},
+        ordinals=(
+            "In primo luogo",
+            "In secondo luogo",
+            "In terzo luogo",
+            "In quarto luogo",
+            "In quinto luogo",
+            "In sesto luogo",
+            "In settimo luogo",
+            "In ottavo luogo",
+        ),
         finally_="Infine",
         then="Poi",
         ordinal_sep=", ",
         lower_after_ordinal=True,
         and_=" e ",
+        fact_sep="; ",
+        topic_dropped="Parliamo d'altro.",
+        leads=frozenset(
+            """
+            il lo la l i gli le un uno una questo questa questi queste quel quella tuo tua tuoi
+            tue suo sua non mai sempre se quando prima ogni tutto tutta tutti tutte per con
+            senza da in nel nella al alla è c'è più meno anche solo molto poco prova
+            provate bevi beva dormi dorma evita eviti usa usi fai faccia mangia mangi leggi
+            legga scrivi scriva mantieni mantenga pratica pratichi spegni spenga svegliati
+            cammina cammini riduci riduca limita limiti crea crei definisci stabilisci scegli
+            scelga inizia inizi comincia cerca cerchi verifica verifichi controlla controlli
+            installa installi apri apra chiudi chiuda salva salvi pianifica organizza
+            organizzi prepara prepari arriva arrivi porta porti ascolta ascolti parla parli
+            chiedi chieda visita visiti compra compri prendi prenda abbi sii resta resti esci
+            vai torna lascia lasci metti togli taglia aggiungi mescola scalda servi lava
+            respira riposa studia impara ripassa annota ricorda prenota alzati vai evitare
+            usare fare bere dormire mantenere praticare
+            """.split()
+        ),
         ordered=("Poi", "Dopo", "In seguito"),
-        unordered=("Inoltre", "Anche", "Oltre a ciò"),
+        unordered=("Inoltre", "In più", "Oltre a ciò"),
     ),
 }
 
@@ -379,13 +503,13 @@ _ENGLISH_WORDS = frozenset(
 though "e.g." has it)."""
 _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "pt": frozenset(
-        {"o", "os", "do", "da", "dos", "das", "em", "um", "uma", "que", "para", "com", "não",
+        {"o", "os", "de", "da", "dos", "das", "em", "um", "uma", "que", "para", "com", "não",
          "por", "é", "ao", "à", "mais", "como", "mas", "se", "seu", "sua", "você", "isso",
          "este", "esta", "também", "nos", "nas", "pelo", "pela", "e"}
     ),
     "es": frozenset(
-        {"el", "los", "las", "del", "en", "un", "una", "que", "para", "con", "por", "es", "al",
-         "más", "como", "pero", "se", "su", "tu", "usted", "esto", "este", "esta", "también",
+        {"el", "los", "las", "del", "de", "en", "un", "una", "que", "para", "con", "por", "es",
+         "al", "más", "como", "pero", "se", "su", "tu", "usted", "esto", "este", "esta", "también",
          "y", "muy", "lo", "le"}
     ),
     "fr": frozenset(
@@ -400,11 +524,17 @@ _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     ),
     "it": frozenset(
         {"il", "lo", "la", "gli", "le", "del", "della", "dei", "di", "un", "una", "uno", "che",
-         "per", "con", "non", "è", "sono", "ma", "più", "come", "si", "al", "alla", "nel",
+         "con", "è", "sono", "ma", "più", "si", "al", "alla", "nel",
          "nella", "questo", "questa", "anche", "ti", "mi", "tuo", "tua", "e", "su", "ed"}
     ),
 }  # fmt: skip
-"""Function words of each phrasebook language that are not English words."""
+"""Function words of each phrasebook language that are not English words (nor parts of common
+English ones: Portuguese "do", Italian "come", "per", "non" are left out)."""
+_QUOTED = re.compile(
+    r"`[^`]*`|\"[^\"]*\"|“[^”]*”|«[^»]*»|„[^“”]*[“”]|\b(?:e\.g|i\.e|etc)\.", re.IGNORECASE
+)
+"""Titles, quotations, code and Latin abbreviations: they are not the language of the text
+around them ('"The Power of Habit", de Charles Duhigg.', "Nutze `with` …", "e.g.")."""
 _ENGLISH_SHAPE = re.compile(r"th|^wh|ing$|ght")
 """Letter patterns of English words the five other languages hardly have ("the", "which",
 "sleeping", "night"): they tip a text without function words ("Establish a sleep schedule")."""
@@ -418,7 +548,7 @@ def reads_english(text: str, language: str) -> bool:
     when neither has any (a list of imperatives), English-shaped words count. A tie is
     ``language``.
     """
-    words = re.findall(r"[^\W\d_]+", text.lower())
+    words = re.findall(r"[^\W\d_]+", _QUOTED.sub(" ", text).lower())
     english = sum(word in _ENGLISH_WORDS for word in words)
     other = sum(word in _FUNCTION_WORDS.get(language, frozenset()) for word in words)
     if english == other == 0:
@@ -443,28 +573,43 @@ def ack_heads() -> tuple[str, ...]:
     return tuple(dict.fromkeys(heads))
 
 
-_NAME_LIKE = re.compile(r"^[^\W\d_][^\W\d_'’-]*(?:[-'’][^\W\d_]+)*$")
+_CLITIC = re.compile(r"-(?:se|te|me|lo|la|los|las|nos|vous|toi|moi|nous|le|les|y|en|ti|si|mi)$")
+"""A verb with its pronoun attached ("Deite-se", "Couchez-vous", "Lève-toi"): never a name."""
 
 
-def lead_lowered(sentence: str, text: str = "") -> str:
+def lead_lowered(sentence: str, book: Phrasebook) -> str:
     """Lower-case a sentence's first word when it is capitalised only because it opens it.
 
-    For the languages other than English (``kernel.grammar`` has its own English rule): a word
-    in title case is lowered ("Deite-se cedo." -> "deite-se cedo.") unless it looks like a name:
-    another capitalised word follows it ("São Paulo", "Google Maps"), it is written capitalised
-    inside a sentence of ``text``, or it is not a plain word (acronyms, "iPhone", "3D").
+    For the languages other than English (``kernel.grammar`` has its own English rule): only a
+    word of ``book.leads`` (articles, pronouns, the imperatives of advice and steps) or a verb
+    with its pronoun attached is lowered ("Beba água." -> "beba água."); any other word may be
+    a name ("Lisboa tem …", "Duolingo: …") and keeps its capital. The lists leave out the
+    words that open names ("São Paulo", "Santa Cruz").
     """
-    words = sentence.split(maxsplit=2)
-    if not words:
+    match = re.match(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", sentence)
+    if match is None:
         return sentence
-    first = words[0].rstrip(",:;.!?")
-    if not _NAME_LIKE.match(first) or not first[:1].isupper() or first[1:] != first[1:].lower():
+    word = match.group(0)
+    if not word[:1].isupper() or word[1:] != word[1:].lower():
         return sentence
-    if len(words) > 1 and words[1][:1].isupper():
-        return sentence
-    if re.search(rf"(?:(?<=[^\W\d_] )|(?<=[^\W\d_], )){re.escape(first)}(?!\w)", text):
-        return sentence
-    return sentence[:1].lower() + sentence[1:]
+    lowered = word.lower()
+    if lowered in book.leads or lowered.split("'")[0] in book.leads or _CLITIC.search(lowered):
+        return lowered + sentence[len(word) :]
+    return sentence
+
+
+def join_series(parts: Sequence[str], book: Phrasebook) -> str:
+    """Join ``parts`` as "a, b and c" in ``book``'s language.
+
+    Spanish "y" is "e" before an /i/ sound: "español e inglés", but "agua y hielo".
+    """
+    if len(parts) <= 1:
+        return "".join(parts)
+    last = parts[-1]
+    conjunction = book.and_
+    if conjunction == " y " and re.match(r"(?i)h?i(?![aeiouáéó])", last):
+        conjunction = " e "
+    return ", ".join(parts[:-1]) + conjunction + last
 
 
 @cache

@@ -409,7 +409,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     for slot, value in contradicted(reply, state.user_facts):
         owed_facts.setdefault(slot, value)
     if owed_facts:
-        facts = "; ".join(
+        facts = book.fact_sep.join(
             told_sentence(slot, value, language=language) for slot, value in owed_facts.items()
         )
         kept.append((book.recalled if reply.strip() else book.recalled_alone).format(fact=facts))
@@ -441,7 +441,8 @@ def _noted(state: TurnState, stated: list[Fact] | None = None) -> str:
         told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()), language)
         for f in (_stated(state) if stated is None else stated)
     ]
-    return phrasebook(language).noted.format(facts="; ".join(told)) if told else ""
+    book = phrasebook(language)
+    return book.noted.format(facts=book.fact_sep.join(told)) if told else ""
 
 
 def _stated(state: TurnState) -> list[Fact]:

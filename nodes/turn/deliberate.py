@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai, speech
+from kernel.grammar import split_sentences
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
@@ -622,8 +623,7 @@ def _without_noted(part: str) -> str:
     stripped = part.lstrip()
     if not stripped.startswith(speech.noted_heads()):
         return part
-    end = stripped.find(". ")
-    return "" if end < 0 else stripped[end + 2 :]
+    return " ".join(split_sentences(stripped)[1:])  # "St. Louis" is not a sentence end
 
 
 def model_dialogue(state: TurnState) -> list[tuple[str, str]]:

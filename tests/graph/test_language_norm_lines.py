@@ -53,7 +53,9 @@ def test_recalled_noted_corrected_and_rewritten_lines_follow_the_language_norm(
         assert turn("Please answer in Portuguese from now on.") == (
             "Entendido — vou responder em português a partir de agora."
         )
-        assert turn("I live in Porto.") == "Anotado: você mora em Porto. Que cidade bonita!"
+        assert turn("I live in Porto.") == (
+            "Anotado: o lugar onde você mora é Porto. Que cidade bonita!"
+        )
         # A norm added under the language norm is acknowledged in that language.
         assert turn("Never use numbered lists.").startswith(
             "Entendido — não vou usar marcadores nem listas numeradas a partir de agora."
@@ -62,7 +64,7 @@ def test_recalled_noted_corrected_and_rewritten_lines_follow_the_language_norm(
         asked = turn("Where do I live?")
         # The model is not shown the kernel's "Anotado: …" as its own words (it copied the form).
         assert prompts and not any("Anotado" in p for p in prompts)
-        assert asked.endswith("(Pelo que você me contou: você mora em Porto.)")
+        assert asked.endswith("(Pelo que você me contou: o lugar onde você mora é Porto.)")
         assert "told me" not in asked
 
         prompts.clear()
@@ -82,7 +84,7 @@ def test_recalled_noted_corrected_and_rewritten_lines_follow_the_language_norm(
 
         turn("Actually I moved to Lisbon.")
         stale = turn("Where do I live now?")
-        assert "(Correção: Porto está desatualizado; agora é Lisbon.)" in stale
+        assert "(Correção: já não é Porto; agora é Lisbon.)" in stale
         assert "Correction" not in stale
 
 

@@ -4,7 +4,13 @@ import pytest
 
 from kernel.facts import told_sentence
 from kernel.grammar import render_reply
-from kernel.norms import NormProposal, acknowledgement, is_acknowledgement, prose_from_lists
+from kernel.norms import (
+    NormProposal,
+    acknowledgement,
+    enforce,
+    is_acknowledgement,
+    prose_from_lists,
+)
 from kernel.speech import PHRASEBOOKS, heads, lead_lowered, phrasebook, reads_english
 from nodes.turn.deliberate import model_view
 
@@ -59,11 +65,14 @@ def test_every_phrasebook_says_every_line() -> None:
 
 def test_facts_are_told_in_the_language_asked_for() -> None:
     assert told_sentence(LOCATION, "Porto", "Lisbon") == "you live in Porto (not Lisbon)"
-    assert told_sentence(LOCATION, "Porto", "Lisboa", "pt") == "você mora em Porto (não Lisboa)"
+    assert told_sentence(LOCATION, "Porto", "Lisboa", "pt") == (
+        "o lugar onde você mora é Porto (não Lisboa)"  # no preposition to get wrong ("no Porto")
+    )
+    assert told_sentence(LOCATION, "France", None, "fr") == "votre lieu de résidence est France"
     assert told_sentence("user.profile.occupation", "Krankenpfleger", None, "de") == (
         "du arbeitest als Krankenpfleger"
     )
-    assert told_sentence("user.profile.pet_name", "Luna", None, "fr") == "pet name : Luna"
+    assert told_sentence("user.profile.pet_name", "Luna", None, "fr") == "pet name — Luna"
     assert told_sentence(LOCATION, "Oslo", None, "nl") == "you live in Oslo"
 
 
@@ -75,9 +84,9 @@ def test_acknowledgements_follow_the_active_language() -> None:
     assert acknowledgement([brief], "es") == (
         "Entendido — a partir de ahora mantendré mis respuestas en un máximo de 2 frases."
     )
-    assert acknowledgement([german, no_lists]) == (
-        "Verstanden — ab jetzt antworte ich auf Deutsch und verwende ich keine Aufzählungen "
-        "oder nummerierten Listen."
+    assert acknowledgement([german, no_lists, brief]) == (
+        "Verstanden — ab jetzt antworte ich auf Deutsch, verwende keine Aufzählungen "
+        "oder nummerierten Listen und beschränke meine Antworten auf höchstens 2 Sätze."
     )
     assert acknowledgement([dutch]) == "Understood — I'll answer in Dutch from now on."
     assert acknowledgement([brief]).startswith("Understood — I'll keep")
@@ -88,7 +97,7 @@ def test_acknowledgements_follow_the_active_language() -> None:
 def test_lists_become_prose_in_the_reply_language() -> None:
     portuguese = "Dicas:\n1. Deite-se cedo.\n2. Evite café à noite."
     assert prose_from_lists(portuguese, "pt") == (
-        "Dicas: Primeiro, deite-se cedo. Segundo, evite café à noite."
+        "Dicas: Primeiro, deite-se cedo. Em segundo lugar, evite café à noite."
     )
     german = "Tipps:\n1. Kaffee am Abend meiden.\n2. Früh ins Bett gehen."
     assert prose_from_lists(german, "de") == (
@@ -106,29 +115,30 @@ def test_the_persona_grammar_connects_in_the_reply_language() -> None:
     draft = "Pour mieux dormir :\n- Évitez le café après cinq heures.\n- Lisez avant de dormir."
     assert render_reply(draft, "narrative", language="fr") == (
         "Pour mieux dormir : Premièrement, évitez le café après cinq heures. "
-        "Aussi, lisez avant de dormir."
+        "De plus, lisez avant de dormir."
     )
     assert "First" not in render_reply(draft, "narrative", language="pt")
 
 
 @pytest.mark.parametrize(
-    ("sentence", "context", "lowered"),
+    ("sentence", "language", "lowered"),
     [
-        ("Deite-se cedo.", "", "deite-se cedo."),
-        ("El café quita el sueño.", "", "el café quita el sueño."),
-        ("É melhor dormir cedo.", "", "é melhor dormir cedo."),
-        ("São Paulo é grande.", "", "São Paulo é grande."),
-        ("Google Maps ajuda.", "", "Google Maps ajuda."),
-        ("Lisboa tem bons cafés.", "Visite Lisboa no verão.", "Lisboa tem bons cafés."),
-        ("NASA publica dados.", "", "NASA publica dados."),
-        ("iPhone ou Android?", "", "iPhone ou Android?"),
-        ("Visite o museu.", "Visite Lisboa.", "visite o museu."),
+        ("Deite-se cedo.", "pt", "deite-se cedo."),
+        ("El café quita el sueño.", "es", "el café quita el sueño."),
+        ("É melhor dormir cedo.", "pt", "é melhor dormir cedo."),
+        ("Lève-toi tôt.", "fr", "lève-toi tôt."),
+        ("L'acqua aiuta.", "it", "l'acqua aiuta."),
+        ("São Paulo é grande.", "pt", "São Paulo é grande."),
+        ("Lisboa tem bons cafés.", "pt", "Lisboa tem bons cafés."),
+        ("Duolingo: pratique todos os dias.", "pt", "Duolingo: pratique todos os dias."),
+        ("NASA publica dados.", "pt", "NASA publica dados."),
+        ("Roma merita una visita.", "it", "Roma merita una visita."),
     ],
 )
-def test_a_lead_word_is_lowered_unless_it_looks_like_a_name(
-    sentence: str, context: str, lowered: str
+def test_a_lead_word_is_lowered_only_when_it_is_never_a_name(
+    sentence: str, language: str, lowered: str
 ) -> None:
-    assert lead_lowered(sentence, context) == lowered
+    assert lead_lowered(sentence, phrasebook(language)) == lowered
 
 
 def test_the_model_never_sees_the_kernel_lines_of_any_language() -> None:
@@ -148,3 +158,85 @@ def test_the_model_never_sees_the_noted_sentence_in_front_of_its_draft() -> None
     assert model_view("Noted, thanks. Anotado: is Portuguese.") == (
         "Noted, thanks. Anotado: is Portuguese."
     )
+
+
+def test_english_lists_keep_every_connector() -> None:
+    # A review found items opening "In …"/"After …" lost their connector (no language norm).
+    draft = "Sure:\n\n1. Book early.\n2. In Lisbon, take tram 28.\n3. After dark, visit Alfama."
+    out = render_reply(draft, "narrative")
+    assert "Then, in Lisbon, take tram 28." in out and "Finally, after dark, visit" in out
+
+
+@pytest.mark.parametrize(
+    ("draft", "language", "expected"),
+    [
+        (  # articles and prepositions are not connectors
+            "Dicas:\n\n- Beba água.\n- A cafeína atrapalha o sono.\n- Em casa, apague as luzes.",
+            "pt",
+            "Dicas: Primeiro, beba água. Além disso, a cafeína atrapalha o sono. Por fim, em "
+            "casa, apague as luzes.",
+        ),
+        (  # an item that has its connector keeps it, once
+            "- Bebe agua.\n- Además, duerme ocho horas.",
+            "es",
+            "Primero, bebe agua. Además, duerme ocho horas.",
+        ),
+        (  # names keep their capital
+            "1. Lisboa tem ótimos museus.\n2. Sintra fica perto.",
+            "pt",
+            "Primeiro, Lisboa tem ótimos museus. Depois, Sintra fica perto.",
+        ),
+        (  # items without a full stop, a verb before a name
+            "1. Beba água\n2. Use Docker para isolar\n3. Evite café",
+            "pt",
+            "Primeiro, beba água. Depois, use Docker para isolar. Por fim, evite café.",
+        ),
+        (
+            "- Couchez-vous tôt.\n- Netflix attendra demain.",
+            "fr",
+            "Premièrement, couchez-vous tôt. De plus, Netflix attendra demain.",
+        ),
+    ],
+)
+def test_connectors_in_other_languages(draft: str, language: str, expected: str) -> None:
+    assert render_reply(draft, "narrative", language=language) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "english"),
+    [
+        (
+            '"The Power of Habit", de Charles Duhigg. "Thinking, Fast and Slow", de Kahneman.',
+            "pt",
+            False,
+        ),
+        ("Nutze `with` beim Öffnen von Dateien. Schreib `for`-Schleifen kurz.", "de", False),
+        ("Limit caffeine (e.g. coffee) after lunch. Avoid screens at night.", "pt", True),
+        ("Do yoga in the morning. Walk after lunch.", "pt", True),
+        (
+            "Drink 2 liters of water per day. Avoid non-stop screen time. Come home early.",
+            "it",
+            True,
+        ),
+    ],
+)
+def test_quotes_code_and_shared_words_do_not_decide_the_language(
+    text: str, language: str, english: bool
+) -> None:
+    assert reads_english(text, language) is english
+
+
+def test_spanish_and_before_an_i_sound() -> None:
+    assert prose_from_lists("- Español\n- Inglés", "es") == "Español e Inglés."
+    assert prose_from_lists("- Agua\n- Hielo", "es") == "Agua y Hielo."
+
+
+def test_the_noted_sentence_is_cut_at_its_end_not_at_an_abbreviation() -> None:
+    assert model_view("Noted: you live in St. Louis. Nice city!") == "Nice city!"
+
+
+def test_a_dropped_topic_moves_on_in_the_language_asked_for() -> None:
+    avoid = NormProposal("avoid_topic", {"topic": "Bitcoin", "words": ["bitcoin"]}, "")
+    portuguese = NormProposal("language", {"code": "pt", "name": "Portuguese"}, "")
+    assert enforce("Bitcoin é uma boa opção.", [avoid, portuguese]) == "Vamos falar de outra coisa."
+    assert enforce("Bitcoin is fine.", [avoid]) == "Let's talk about something else."
