@@ -70,12 +70,16 @@ PERSONAL_CLAIM = re.compile(
 )
 
 _SUPPOSED = re.compile(
-    r"\b(?:if|whether|unless|when|whenever|once|in case|as long as|even if|suppose|supposing|"
-    r"assuming|imagine|say)\b[^,;:.!?]*$",
+    r"\b(?:if|whether(?: or not)?|unless|in case|as long as|even if|suppose|supposing|"
+    r"assuming|imagine|let's say|say that)\s+(?:that\s+)?$",
     re.IGNORECASE,
 )
-"""A condition open before a claim in its clause ("whether you're a tourist or …", "If you're
-a beginner, …"): the reply supposes it, it does not say it of the user."""
+"""A condition right before a claim ("whether you're a tourist or …", "If you live near a
+park, …"): the reply supposes it, it does not say it of the user."""
+_SUPPOSED_STATUS = re.compile(r"\b(?:when|once|whenever)\s+$", re.IGNORECASE)
+"""Also before what the user is ("Once you are a member, …"); never before a past event or a
+relation ("When we talked …", "When your sister visits …"): that is how a model invents them."""
+_STATUS = re.compile(r"you(?:'re| are) an? [a-z]+", re.IGNORECASE)
 
 TOOL_USE_KEPT = 12
 """Tool uses kept in the self (the loop reads the last three; checkpoints stay bounded)."""
@@ -99,10 +103,20 @@ def unsupported_personal_claims(draft: str, sources: list[str]) -> list[str]:
 
 
 def _claims(sentence: str) -> bool:
-    """Say whether ``sentence`` says something of the user, us or me (not merely supposes it)."""
-    return any(
-        not _SUPPOSED.search(sentence[: m.start()]) for m in PERSONAL_CLAIM.finditer(sentence)
-    )
+    """Say whether ``sentence`` says something of the user, us or me (not merely supposes it).
+
+    Only what the user is or where they live can be supposed, and only by a condition right
+    before it; a past conversation, a relation or the agent's own identity is always a claim.
+    """
+    for match in PERSONAL_CLAIM.finditer(sentence):
+        said, before = match.group(0), sentence[: match.start()]
+        supposed = _SUPPOSED.search(before) is not None
+        if _STATUS.fullmatch(said) and (supposed or _SUPPOSED_STATUS.search(before)):
+            continue
+        if said.lower() == "you live" and supposed:
+            continue
+        return True
+    return False
 
 
 def tool_affordance(state: TurnState, *, deps: Services) -> Update:

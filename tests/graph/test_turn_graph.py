@@ -480,6 +480,7 @@ def test_a_draft_that_only_repeats_the_message_becomes_a_fallback(
         "It's a must-read for anyone interested in history, whether you're a tourist or a scholar.",
         "If you're a beginner, start with short daily lessons.",
         "Once you are a member, the library lends e-books too.",
+        "If you live near a park, walk there every morning.",
     ],
 )
 def test_a_supposed_claim_about_the_user_is_not_tagged(
@@ -493,8 +494,26 @@ def test_a_supposed_claim_about_the_user_is_not_tagged(
         compiled = build_turn_graph(deps).compile(checkpointer=saver)
         state = run_turn(compiled, "Can you recommend a way to learn about Rome?")
         assert "(unverified)" not in state.reply
-        model = ScriptedChatModel(replies=["When we talked last week, you said you're a teacher."])
-        deps = scripted_deps(instance, model)
+
+
+@pytest.mark.parametrize(
+    "draft",
+    [  # a time or a condition in front of an invented past or relation: still a claim (review)
+        "When we last talked about your job, you seemed stressed.",
+        "I loved it when you told me about your dog Max.",
+        "When your sister Maria visits next month, take her to the museum.",
+        "Say hi to your sister Anna for me!",
+        "Even if you're a beginner like you told me, this works.",
+    ],
+)
+def test_an_invented_past_or_relation_is_tagged_whatever_precedes_it(
+    instance: Instance, tmp_path: Path, draft: str
+) -> None:
+    from graph.checkpoints import sqlite_saver
+    from graph.session import run_turn
+
+    deps = scripted_deps(instance, ScriptedChatModel(replies=[draft]))
+    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
         compiled = build_turn_graph(deps).compile(checkpointer=saver)
-        claimed = run_turn(compiled, "What do you remember about me?", thread="other")
-        assert "(unverified)" in claimed.reply  # after the condition's clause, a claim
+        claimed = run_turn(compiled, "What do you remember about me?")
+        assert "(unverified)" in claimed.reply
