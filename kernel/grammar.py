@@ -74,9 +74,7 @@ _CONNECTOR_WORDS: Final = frozenset(
     afterwards additionally moreover plus and but
     """.split()
 )
-# Capitalised only because they start the item; safe to lower-case after a connector. Common
-# function words and the verbs that open advice and steps ("Research the company." in a list of
-# interview tips, folded into prose as "First, research the company.").
+# Capitalised only because they start the item; safe to lower-case after a connector.
 _COMMON_LEADS: Final = frozenset(
     """
     a an the this that these those it its we you they he she there here each every some
@@ -93,19 +91,38 @@ _COMMON_LEADS: Final = frozenset(
     decrease reduce limit lower raise rerun retry restore compile format lint pin bump tag
     release ship publish close store fetch query parse render generate convert validate
     confirm remember follow ignore include exclude prefer begin finish see leave let
-    research establish listen drink eat sleep practice practise learn stay exercise dress
-    arrive be bring highlight focus walk cook buy sell visit travel study talk speak cut
-    swap mix stir bake boil chop heat serve season rinse soak water prune plant grow feed
-    pay spend invest budget rest stretch breathe meditate journal schedule organise organize
-    declutter prioritise prioritize delegate reach contact network tailor customise
-    customize proofread smile thank rehearse introduce answer emphasise emphasize remain
-    trust accept allow aim break carry change collect combine cover drive enjoy fill hold
-    hire jot label lift maintain minimise minimize maximise maximize offer opt order pack
-    pause play protect recycle reflect register relax rely repeat respond reuse rotate
-    search share shop shower simplify sign slow stand step stick subscribe swim teach tell
-    think treat unplug volunteer wash wear work wrap dim invite
     """.split()
 )
+_ADVICE_VERBS: Final = frozenset(
+    """
+    research establish listen practice practise learn arrive highlight buy sell visit stir
+    bake boil chop rinse soak prune meditate organise organize declutter prioritise
+    prioritize delegate tailor customise customize proofread rehearse introduce emphasise
+    emphasize jot minimise minimize maximise maximize simplify unplug volunteer invite
+    """.split()
+)
+"""Verbs that open advice and steps ("Research the company." in a list of interview tips, folded
+into prose as "First, research the company."), lowered unless the item reads as a title."""
+_NOUN_VERBS: Final = frozenset(
+    """
+    drink eat sleep stay exercise dress be bring focus walk cook travel study talk speak cut
+    swap mix heat serve season water plant grow feed pay spend invest budget rest stretch
+    breathe journal schedule reach contact network smile thank answer remain trust accept
+    allow aim break carry change collect combine cover drive enjoy fill hold hire label lift
+    maintain offer opt order pack pause play protect recycle reflect register relax rely
+    repeat respond reuse rotate search share shop shower sign slow stand step stick
+    subscribe swim teach tell think treat wash wear work wrap dim
+    """.split()
+)
+"""Advice verbs that are also nouns, and so open titles and names ("Slow Horses", "Sleep
+Cycle", "Drive by Daniel Pink"): lowered only when no capitalised word follows either."""
+_TITLE_NEXT: Final = re.compile(
+    r"\s*(?:[(:\-–—]|(?:by|is|are|was|were|has|have|lets|makes|helps)\b)"
+)
+"""What follows a title's first word, never an imperative's: "Drive (2011)", "Heat by …",
+"Journal is Apple's diary app", "Focus: …"."""
+
+
 _STOPWORDS: Final = frozenset(
     """
     the and but for nor yet with from into onto that this these those there here what
@@ -459,6 +476,11 @@ def _decapitalize(sentence: str) -> str:
     lowered = word.lower()
     # Gerunds and -ly adverbs ("Using", "Usually") are rarely proper nouns either.
     common = lowered in _COMMON_LEADS or lowered.endswith(("ing", "ly"))
+    if not common and lowered in _ADVICE_VERBS | _NOUN_VERBS:
+        rest = sentence[lead.end() :]
+        titled = _TITLE_NEXT.match(rest) is not None
+        named = lowered in _NOUN_VERBS and re.match(r"\s+[A-Z]", rest) is not None
+        common = not (titled or named)
     if word[0].isupper() and word[1:] == word[1:].lower() and common:
         return sentence[0].lower() + sentence[1:]
     return sentence

@@ -373,3 +373,26 @@ def test_render_narrative_lowers_the_verbs_that_open_advice_but_not_names() -> N
         "Tips: First, research the company. Then, listen to the question. "
         "Finally, Python helps too."
     )
+
+
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [  # a review found titles lowered by the advice verbs: "First, contact (1997)", "slow Horses"
+        (
+            "- Contact (1997)\n- Drive by Daniel Pink",
+            "First, Contact (1997). Also, Drive by Daniel Pink.",
+        ),
+        (
+            "- Slow Horses\n- Journal is Apple's diary app",
+            "First, Slow Horses. Also, Journal is Apple's diary app.",
+        ),
+        (
+            "- Visit Lisbon in May.\n- Drink water.",
+            "First, visit Lisbon in May. Also, drink water.",
+        ),
+    ],
+)
+def test_render_narrative_keeps_titles_that_open_with_an_advice_verb(
+    draft: str, expected: str
+) -> None:
+    assert render_reply(draft, "narrative") == expected
