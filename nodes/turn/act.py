@@ -387,8 +387,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     unsupported = [] if voiced else unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
-    if noted:
-        draft = f"{noted} {draft}".strip()
+    if noted:  # its own paragraph: the model's dialogue leaves it out (``model_view``)
+        draft = f"{noted}\n\n{draft}".strip()
     body = draft
     grammar = state.me.psyche.persona.grammar_preference
     try:

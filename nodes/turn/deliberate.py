@@ -18,7 +18,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai, speech
-from kernel.grammar import split_sentences
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
@@ -606,24 +605,17 @@ def model_view(reply: str) -> str:
     those lines; the model needs its own words, not the kernel's pattern ("" when the reply was
     only the kernel's). A norm's acknowledgement is the kernel's too: after "Understood — I'll
     keep my answers to at most 3 sentences", the 0.5B model began "Understood — I know you're
-    Dana" to "What do you know about me?". So is the "Noted: …" sentence in front of a draft: seen
-    on SmolLM2 under a Portuguese norm, a later draft opened "Anotado: você mora em Estremo …", a
+    Dana" to "What do you know about me?". So is the "Noted: …" paragraph before a draft: seen on
+    SmolLM2 under a Portuguese norm, a later draft opened "Anotado: você mora em Estremo …", a
     fact nobody stated, in the kernel's own form.
     """
+    kernel = (*speech.heads(), *speech.noted_heads())
     kept = [
-        _without_noted(part)
+        part
         for part in reply.split("\n\n")
-        if not part.strip().startswith(speech.heads()) and not norms.is_acknowledgement(part)
+        if not part.strip().startswith(kernel) and not norms.is_acknowledgement(part)
     ]
-    return "\n\n".join(part for part in kept if part.strip()).strip()
-
-
-def _without_noted(part: str) -> str:
-    """Drop the kernel's "Noted: …." opening sentence from a paragraph (any language)."""
-    stripped = part.lstrip()
-    if not stripped.startswith(speech.noted_heads()):
-        return part
-    return " ".join(split_sentences(stripped)[1:])  # "St. Louis" is not a sentence end
+    return "\n\n".join(kept).strip()
 
 
 def model_dialogue(state: TurnState) -> list[tuple[str, str]]:

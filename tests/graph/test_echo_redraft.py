@@ -49,7 +49,7 @@ def test_an_echo_is_cut_before_lambda_and_what_it_stated_is_acknowledged(
     state = turn(INTRO)
     first = state.candidates[0]
     assert first.echoed and "chemistry" not in first.text  # Λ scored what was left
-    assert state.reply == f"Noted: your name is Alex; you work as a chemistry teacher. {ASK}"
+    assert state.reply == f"Noted: your name is Alex; you work as a chemistry teacher.\n\n{ASK}"
 
 
 def test_a_draft_that_is_only_an_echo_is_redrafted(

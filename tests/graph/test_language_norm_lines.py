@@ -54,7 +54,7 @@ def test_recalled_noted_corrected_and_rewritten_lines_follow_the_language_norm(
             "Entendido — vou responder em português a partir de agora."
         )
         assert turn("I live in Porto.") == (
-            "Anotado: o lugar onde você mora é Porto. Que cidade bonita!"
+            "Anotado: o lugar onde você mora é Porto.\n\nQue cidade bonita!"
         )
         # A norm added under the language norm is acknowledged in that language.
         assert turn("Never use numbered lists.").startswith(

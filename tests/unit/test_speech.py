@@ -150,11 +150,16 @@ def test_the_model_never_sees_the_kernel_lines_of_any_language() -> None:
     assert len(heads()) == 3 * len(PHRASEBOOKS)
 
 
-def test_the_model_never_sees_the_noted_sentence_in_front_of_its_draft() -> None:
+def test_the_model_never_sees_the_noted_paragraph_before_its_draft() -> None:
     for book in PHRASEBOOKS.values():
         noted = book.noted.format(facts="x; y")
-        assert model_view(f"{noted} Que cidade bonita!") == "Que cidade bonita!"
+        assert model_view(f"{noted}\n\nQue cidade bonita!") == "Que cidade bonita!"
         assert model_view(noted) == ""
+    # a review: a draft that opens in lower case ("iPhone …", "é …") is kept whole
+    assert model_view("Noted: you work at Apple.\n\niPhone sales were strong.") == (
+        "iPhone sales were strong."
+    )
+    assert model_view("Noted: you live in Mt. Pleasant.\n\nLovely town.") == "Lovely town."
     assert model_view("Noted, thanks. Anotado: is Portuguese.") == (
         "Noted, thanks. Anotado: is Portuguese."
     )
@@ -229,10 +234,6 @@ def test_quotes_code_and_shared_words_do_not_decide_the_language(
 def test_spanish_and_before_an_i_sound() -> None:
     assert prose_from_lists("- Español\n- Inglés", "es") == "Español e Inglés."
     assert prose_from_lists("- Agua\n- Hielo", "es") == "Agua y Hielo."
-
-
-def test_the_noted_sentence_is_cut_at_its_end_not_at_an_abbreviation() -> None:
-    assert model_view("Noted: you live in St. Louis. Nice city!") == "Nice city!"
 
 
 def test_a_dropped_topic_moves_on_in_the_language_asked_for() -> None:
