@@ -13,8 +13,10 @@ and Italian), a third of them hard (terse, loanwords, brand names). Every Englis
 against each of the five languages. Measured once: English read as English 145/200 (29 of 40
 lists), other lists not read as English 122/125 (three Italian). "e", "su" and "ed" were then
 added to the Italian and Portuguese words: 145/200 and 124/125, so the Italian rows are no
-longer blind. What is missed is an English list without a function word ("Drink water.
-Stretch. Sleep early.", "Fresh basil Cherry tomatoes Mozzarella"): it gets the connectors of the
+longer blind. After two reviews (the items' first words decide when no function word does;
+"-ing" no longer counts as English, "Training" and "Marketing" being words of all five):
+150/200 and 125/125. What is missed is an English list of nouns without a function word ("Fresh
+basil Cherry tomatoes Mozzarella", "Milk Eggs Bread Butter"): it gets the connectors of the
 language the user asked for.
 """
 
@@ -22,14 +24,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernel.grammar import ENGLISH_LEADS
 from kernel.speech import reads_english
 
 OTHERS = ("pt", "es", "fr", "de", "it")
+
+
+def as_english(text: str, language: str) -> bool:
+    """``reads_english`` as the grammar calls it, with the list's items (here its sentences)."""
+    items = re.split(r"(?<=[.!?])\s+", text)
+    return reads_english(text, language, items, ENGLISH_LEADS)
 
 
 def main() -> None:
@@ -40,18 +50,18 @@ def main() -> None:
     path = Path(__file__).with_name("reply_language_lists.jsonl")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     english = [r["text"] for r in rows if r["language"] == "en"]
-    read = [(code, text) for text in english for code in OTHERS if reads_english(text, code)]
+    read = [(code, text) for text in english for code in OTHERS if as_english(text, code)]
     print(f"English lists read as English: {len(read)}/{len(english) * len(OTHERS)}")
     for code in OTHERS:
         own = [r["text"] for r in rows if r["language"] == code]
-        wrong = [text for text in own if reads_english(text, code)]
+        wrong = [text for text in own if as_english(text, code)]
         print(f"{code} lists not read as English: {len(own) - len(wrong)}/{len(own)}")
         if args.show:
             for text in wrong:
                 print(f"   read as English: {text[:100]}")
     if args.show:
         for text in english:
-            missed = [code for code in OTHERS if not reads_english(text, code)]
+            missed = [code for code in OTHERS if not as_english(text, code)]
             if missed:
                 print(f"   English missed ({','.join(missed)}): {text[:100]}")
 

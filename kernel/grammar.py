@@ -29,12 +29,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from kernel.speech import Phrasebook, lead_lowered, phrasebook, reads_english
+from kernel.speech import (
+    Phrasebook,
+    lead_lowered,
+    opens_with_connector,
+    phrasebook,
+    reads_english,
+)
 
 ENGLISH: Final = phrasebook("en")
 
@@ -121,6 +126,9 @@ _TITLE_NEXT: Final = re.compile(
 )
 """What follows a title's first word, never an imperative's: "Drive (2011)", "Heat by …",
 "Journal is Apple's diary app", "Focus: …"."""
+ENGLISH_LEADS: Final = _COMMON_LEADS | _ADVICE_VERBS | _NOUN_VERBS
+"""Words an English list item opens with (what tells an English list from another language's
+when neither has a function word: ``kernel.speech.reads_english``)."""
 
 
 _STOPWORDS: Final = frozenset(
@@ -490,7 +498,7 @@ def _with_connector(connector: str, item: str, book: Phrasebook) -> str:
     """Turn a list item into a sentence opened by ``connector`` (unless it has one already)."""
     sentence = item.strip() if item.rstrip().endswith(":") else _as_sentence(item)
     if book is not ENGLISH:
-        if _own_connector(book).match(sentence):
+        if opens_with_connector(sentence, book):
             return sentence
         lowered = lead_lowered(sentence, book) if book.lower_after_ordinal else sentence
         return f"{connector}{book.ordinal_sep}{lowered}"
@@ -498,17 +506,6 @@ def _with_connector(connector: str, item: str, book: Phrasebook) -> str:
     if lead is not None and lead.group(0).lower() in _CONNECTOR_WORDS:
         return sentence
     return f"{connector}{book.ordinal_sep}{_decapitalize(sentence)}"
-
-
-def _own_connector(book: Phrasebook) -> re.Pattern[str]:
-    """An item that opens with one of ``book``'s connectors ("Além disso, …", "Dann: …")."""
-    return _opening((*book.ordinals, book.finally_, book.then, *book.ordered, *book.unordered))
-
-
-@cache
-def _opening(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(p) for p in sorted(set(phrases), key=len, reverse=True))
-    return re.compile(rf"(?:{alternatives})\s*[,:]", re.IGNORECASE)
 
 
 def _list_as_prose(items: Sequence[str], ordered: bool, book: Phrasebook) -> list[str]:
@@ -635,7 +632,8 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
             continue
         elif block.kind == "list":
             # A list continues the paragraph that introduces it.
-            said = "en" if reads_english(" ".join(block.parts), language) else language
+            english = reads_english(" ".join(block.parts), language, block.parts, ENGLISH_LEADS)
+            said = "en" if english else language
             current.extend(_list_as_prose(block.parts, block.ordered, phrasebook(said)))
         else:
             if not after_heading:

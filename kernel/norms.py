@@ -28,11 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from kernel.grammar import ENGLISH_LEADS
 from kernel.speech import (
     Phrasebook,
     ack_heads,
     join_series,
     lead_lowered,
+    opens_with_connector,
     phrasebook,
     reads_english,
 )
@@ -1016,7 +1018,11 @@ def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> s
         elif norm.kind == "language":
             parts.append(said["language"].format(name=params.get("name", "")))
         elif norm.kind == "avoid_topic":
-            topic = str(params.get("topic", "")).replace("the user's", "your")
+            topic = str(params.get("topic", ""))
+            if book is phrasebook("en"):
+                topic = topic.replace("the user's", "your")
+            else:  # the user's own words, quoted: no English possessive inside
+                topic = '"' + topic.replace("the user's ", "") + '"'
             parts.append(said["avoid_topic"].format(topic=topic))
         elif norm.kind == "style":
             instruction = str(params.get("instruction", "")).rstrip(".")
@@ -1093,6 +1099,9 @@ def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phras
                 word = ordinals[index] if index < len(ordinals) else book.then
             if book is phrasebook("en"):
                 sentence = sentence[:1].lower() + sentence[1:]
+            elif opens_with_connector(sentence, book):  # "Dann die Nudeln …": its own
+                sentences.append(sentence)
+                continue
             elif book.lower_after_ordinal:
                 sentence = lead_lowered(sentence, book)
             sentence = f"{word}{book.ordinal_sep}{sentence}"
@@ -1148,7 +1157,8 @@ def prose_from_lists(text: str, language: str = "en") -> str:
         intro = None
         if out and out[-1].strip() and not _FENCE.match(out[-1]):
             intro = out.pop().strip()
-        said = "en" if language == "en" or reads_english(" ".join(items), language) else language
+        english = language == "en" or reads_english(" ".join(items), language, items, ENGLISH_LEADS)
+        said = "en" if english else language
         out.append(_join_items(intro, [i for i in items if i], numbered, phrasebook(said)))
     result = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", result).strip("\n")

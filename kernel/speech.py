@@ -164,7 +164,7 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
         },
         ack_later={},
         ordinals=(
-            "Primeiro",
+            "Em primeiro lugar",
             "Em segundo lugar",
             "Em terceiro lugar",
             "Em quarto lugar",
@@ -196,7 +196,8 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             volte volta deixe deixa ponha põe tire tira corte corta adicione adiciona misture
             mistura aqueça aquece sirva serve lave lava respire respira descanse descansa
             estude estuda aprenda aprende revise revisa anote anota lembre reserve reserva
-            evitar usar fazer beber dormir manter praticar
+            evitar usar fazer beber dormir manter praticar ferva ferve asse assa frite frita
+            refogue refoga tempere tempera escorra escorre pique pica descasque descasca
             """.split()
         ),
         ordered=("Depois", "Em seguida", "A seguir"),
@@ -270,11 +271,12 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             añada mezcla mezcle calienta caliente sirve sirva lava lave respira respire
             descansa descanse estudia estudie aprende aprenda repasa repase anota anote
             recuerda recuerde reserva reserve acuéstate levántate evitar usar hacer beber
-            dormir mantener practicar
+            dormir mantener practicar hierve hierva hornea hornee fríe fría escurre escurra
+            pica pique pela pele sazona sazone
             """.split()
         ),
         ordered=("Luego", "Después", "A continuación"),
-        unordered=("Además", "Asimismo", "También"),
+        unordered=("Además", "Asimismo", "Igualmente"),
     ),
     "fr": Phrasebook(
         told=_told(
@@ -347,7 +349,7 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             dormir garder pratiquer pensez pense
             """.split()
         ),
-        ordered=("Ensuite", "Puis", "Après cela"),
+        ordered=("Ensuite", "Par la suite", "Après cela"),
         unordered=("De plus", "En outre", "Par ailleurs"),
     ),
     "de": Phrasebook(
@@ -482,7 +484,7 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
             usare fare bere dormire mantenere praticare
             """.split()
         ),
-        ordered=("Poi", "Dopo", "In seguito"),
+        ordered=("Poi", "Successivamente", "In seguito"),
         unordered=("Inoltre", "In più", "Oltre a ciò"),
     ),
 }
@@ -535,25 +537,42 @@ _QUOTED = re.compile(
 )
 """Titles, quotations, code and Latin abbreviations: they are not the language of the text
 around them ('"The Power of Habit", de Charles Duhigg.', "Nutze `with` …", "e.g.")."""
-_ENGLISH_SHAPE = re.compile(r"th|^wh|ing$|ght")
+_ENGLISH_SHAPE = re.compile(r"th|^wh|ght")
+_ENGLISH_SHAPE_NO_TH = re.compile(r"^wh|ght")
 """Letter patterns of English words the five other languages hardly have ("the", "which",
-"sleeping", "night"): they tip a text without function words ("Establish a sleep schedule")."""
+"night"; French and German do have "th": "thé", "Thema"). "-ing" is left out: "Marketing",
+"Training", "Meeting" are words of all five."""
 
 
-def reads_english(text: str, language: str) -> bool:
+def reads_english(
+    text: str,
+    language: str,
+    openers: Sequence[str] = (),
+    english_leads: frozenset[str] = frozenset(),
+) -> bool:
     """Say whether ``text`` reads as English rather than ``language``.
 
     A model that ignored the language norm wrote it: its list gets English connectors, not mixed
     ones ("Primeiro, establish …"). English function words are weighed against ``language``'s;
-    when neither has any (a list of imperatives), English-shaped words count. A tie is
-    ``language``.
+    when neither has any (a list of imperatives or nouns), the first words of the list's items
+    (``openers``) are looked up in ``english_leads`` and the phrasebook's ``leads``; as a last
+    resort, at least two English-shaped words decide. A tie is ``language``.
     """
     words = re.findall(r"[^\W\d_]+", _QUOTED.sub(" ", text).lower())
     english = sum(word in _ENGLISH_WORDS for word in words)
     other = sum(word in _FUNCTION_WORDS.get(language, frozenset()) for word in words)
+    if english == other == 0 and openers:
+        firsts = [m.group(0).lower() for o in openers if (m := _WORD.search(o))]
+        english = sum(word in english_leads for word in firsts)
+        other = sum(word in phrasebook(language).leads for word in firsts)
     if english == other == 0:
-        english = sum(_ENGLISH_SHAPE.search(word) is not None for word in words)
+        shape = _ENGLISH_SHAPE if language not in {"fr", "de"} else _ENGLISH_SHAPE_NO_TH
+        english = sum(shape.search(word) is not None for word in words)
+        return english >= 2
     return english > other
+
+
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 @cache
@@ -583,8 +602,9 @@ def lead_lowered(sentence: str, book: Phrasebook) -> str:
     For the languages other than English (``kernel.grammar`` has its own English rule): only a
     word of ``book.leads`` (articles, pronouns, the imperatives of advice and steps) or a verb
     with its pronoun attached is lowered ("Beba água." -> "beba água."); any other word may be
-    a name ("Lisboa tem …", "Duolingo: …") and keeps its capital. The lists leave out the
-    words that open names ("São Paulo", "Santa Cruz").
+    a name ("Lisboa tem …", "Duolingo: …") and keeps its capital, and so does an article that
+    opens a name ("Las Vegas", "Le Havre", "O Alquimista"). The lists leave out the words that
+    open names ("São Paulo", "Santa Cruz").
     """
     match = re.match(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", sentence)
     if match is None:
@@ -593,9 +613,35 @@ def lead_lowered(sentence: str, book: Phrasebook) -> str:
     if not word[:1].isupper() or word[1:] != word[1:].lower():
         return sentence
     lowered = word.lower()
-    if lowered in book.leads or lowered.split("'")[0] in book.leads or _CLITIC.search(lowered):
-        return lowered + sentence[len(word) :]
+    head = re.split(r"['’]", lowered)[0]
+    rest = sentence[len(word) :]
+    if head in ARTICLES and re.match(r"\s+[^\W\d_]", rest) and rest.lstrip()[:1].isupper():
+        return sentence
+    if lowered in book.leads or head in book.leads or _CLITIC.search(lowered):
+        return sentence[:1].lower() + sentence[1:]
     return sentence
+
+
+ARTICLES = frozenset(
+    "o a os as um uma el la los las un una le les l il lo gli i uno des du".split()
+)
+"""Articles of the five languages: before a capitalised word they open its name."""
+
+
+def opens_with_connector(sentence: str, book: Phrasebook) -> bool:
+    """Say whether ``sentence`` opens with one of ``book``'s connectors ("Dann …", "Por fim,")."""
+    return (
+        _opening((*book.ordinals, book.finally_, book.then, *book.ordered, *book.unordered)).match(
+            sentence
+        )
+        is not None
+    )
+
+
+@cache
+def _opening(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(p) for p in sorted(set(phrases), key=len, reverse=True))
+    return re.compile(rf"(?:{alternatives})(?:\s*[,:]|\s+(?=\w))", re.IGNORECASE)
 
 
 def join_series(parts: Sequence[str], book: Phrasebook) -> str:
@@ -607,7 +653,11 @@ def join_series(parts: Sequence[str], book: Phrasebook) -> str:
         return "".join(parts)
     last = parts[-1]
     conjunction = book.and_
-    if conjunction == " y " and re.match(r"(?i)h?i(?![aeiouáéó])", last):
+    if (
+        conjunction == " y "
+        and re.match(r"(?i)h?[ií](?![aeiouáéó])", last)
+        and not re.match(r"i[A-Z]", last)
+    ):
         conjunction = " e "
     return ", ".join(parts[:-1]) + conjunction + last
 

@@ -72,7 +72,7 @@ def test_recalled_noted_corrected_and_rewritten_lines_follow_the_language_norm(
         assert not has_list_lines(tips)
         # The persona grammar (narrative) folds the list into prose with Portuguese connectors.
         assert tips == (
-            "Primeiro, deite-se sempre à mesma hora. Depois, evite café depois das cinco. "
+            "Em primeiro lugar, deite-se sempre à mesma hora. Depois, evite café depois das cinco. "
             "Por fim, deixe o telemóvel fora do quarto."
         )
         # The kernel's line of the turn before is not shown to the model as the agent's words.

@@ -1,9 +1,11 @@
 """The kernel's own reply words per language (kernel.speech) and where they are used."""
 
+import re
+
 import pytest
 
 from kernel.facts import told_sentence
-from kernel.grammar import render_reply
+from kernel.grammar import ENGLISH_LEADS, render_reply
 from kernel.norms import (
     NormProposal,
     acknowledgement,
@@ -30,7 +32,8 @@ LOCATION = "user.profile.location"
 )
 @pytest.mark.parametrize("language", ["pt", "es", "fr", "de", "it"])
 def test_english_reads_as_english(text: str, language: str) -> None:
-    assert reads_english(text, language)
+    items = re.split(r"(?<=[.!?])\s+", text)  # as the grammar passes a list's items
+    assert reads_english(text, language, items, ENGLISH_LEADS)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +52,8 @@ def test_english_reads_as_english(text: str, language: str) -> None:
     ],
 )
 def test_other_languages_do_not(text: str, language: str) -> None:
-    assert not reads_english(text, language)
+    items = re.split(r"(?<=[.!?])\s+", text)
+    assert not reads_english(text, language, items, ENGLISH_LEADS)
 
 
 def test_every_phrasebook_says_every_line() -> None:
@@ -97,7 +101,7 @@ def test_acknowledgements_follow_the_active_language() -> None:
 def test_lists_become_prose_in_the_reply_language() -> None:
     portuguese = "Dicas:\n1. Deite-se cedo.\n2. Evite café à noite."
     assert prose_from_lists(portuguese, "pt") == (
-        "Dicas: Primeiro, deite-se cedo. Em segundo lugar, evite café à noite."
+        "Dicas: Em primeiro lugar, deite-se cedo. Em segundo lugar, evite café à noite."
     )
     german = "Tipps:\n1. Kaffee am Abend meiden.\n2. Früh ins Bett gehen."
     assert prose_from_lists(german, "de") == (
@@ -178,8 +182,8 @@ def test_english_lists_keep_every_connector() -> None:
         (  # articles and prepositions are not connectors
             "Dicas:\n\n- Beba água.\n- A cafeína atrapalha o sono.\n- Em casa, apague as luzes.",
             "pt",
-            "Dicas: Primeiro, beba água. Além disso, a cafeína atrapalha o sono. Por fim, em "
-            "casa, apague as luzes.",
+            "Dicas: Em primeiro lugar, beba água. Além disso, a cafeína atrapalha o sono. Por "
+            "fim, em casa, apague as luzes.",
         ),
         (  # an item that has its connector keeps it, once
             "- Bebe agua.\n- Además, duerme ocho horas.",
@@ -189,12 +193,12 @@ def test_english_lists_keep_every_connector() -> None:
         (  # names keep their capital
             "1. Lisboa tem ótimos museus.\n2. Sintra fica perto.",
             "pt",
-            "Primeiro, Lisboa tem ótimos museus. Depois, Sintra fica perto.",
+            "Em primeiro lugar, Lisboa tem ótimos museus. Depois, Sintra fica perto.",
         ),
         (  # items without a full stop, a verb before a name
             "1. Beba água\n2. Use Docker para isolar\n3. Evite café",
             "pt",
-            "Primeiro, beba água. Depois, use Docker para isolar. Por fim, evite café.",
+            "Em primeiro lugar, beba água. Depois, use Docker para isolar. Por fim, evite café.",
         ),
         (
             "- Couchez-vous tôt.\n- Netflix attendra demain.",
@@ -241,3 +245,56 @@ def test_a_dropped_topic_moves_on_in_the_language_asked_for() -> None:
     portuguese = NormProposal("language", {"code": "pt", "name": "Portuguese"}, "")
     assert enforce("Bitcoin é uma boa opção.", [avoid, portuguese]) == "Vamos falar de outra coisa."
     assert enforce("Bitcoin is fine.", [avoid]) == "Let's talk about something else."
+
+
+@pytest.mark.parametrize(
+    ("draft", "language", "expected"),
+    [  # a second review's cases
+        (  # a connector without a comma is still the item's own
+            "- Bebe agua.\n- Luego añade la pasta.\n- Por último escurre y sirve.",
+            "es",
+            "Primero, bebe agua. Luego añade la pasta. Por último escurre y sirve.",
+        ),
+        (  # an article that opens a name keeps its capital
+            "- Las Vegas\n- La Habana\n- Los Ángeles",
+            "es",
+            "Primero, Las Vegas. Además, La Habana. Por último, Los Ángeles.",
+        ),
+        (
+            "- L’eau est bonne.\n- Le Havre est loin.",
+            "fr",
+            "Premièrement, l’eau est bonne. De plus, Le Havre est loin.",
+        ),
+        (  # a German list of nouns is German; an English list of imperatives is English
+            "1. Regelmäßiges Training.\n2. Ausreichend Schlaf.",
+            "de",
+            "Erstens: Regelmäßiges Training. Dann: Ausreichend Schlaf.",
+        ),
+        (
+            "- Sleep early.\n- Drink water.\n- Exercise daily.",
+            "pt",
+            "First, sleep early. Also, drink water. Finally, exercise daily.",
+        ),
+    ],
+)
+def test_connectors_after_the_second_review(draft: str, language: str, expected: str) -> None:
+    assert render_reply(draft, "narrative", language=language) == expected
+
+
+def test_the_no_lists_rewrite_keeps_an_items_own_connector() -> None:
+    assert prose_from_lists("1. Wasser kochen.\n2. Dann die Nudeln hineingeben.", "de") == (
+        "Erstens: Wasser kochen. Dann die Nudeln hineingeben."
+    )
+
+
+def test_spanish_and_with_accents_and_brands() -> None:
+    assert prose_from_lists("- tablas\n- índices", "es") == "Tablas e índices."
+    assert prose_from_lists("- coche\n- iPhone", "es") == "Coche y iPhone."
+
+
+def test_an_avoided_topic_is_acknowledged_without_an_english_possessive() -> None:
+    avoid = NormProposal("avoid_topic", {"topic": "the user's ex-husband"}, "")
+    assert acknowledgement([avoid], "es") == (
+        'Entendido — a partir de ahora no mencionaré "ex-husband".'
+    )
+    assert acknowledgement([avoid]) == "Understood — I won't bring up your ex-husband from now on."
