@@ -1233,11 +1233,13 @@ def fix_address(text: str, name: str, known_names: Iterable[str] = ()) -> str:
     return text
 
 
-def drop_topic(text: str, words: Sequence[str], language: str = "en") -> str:
+def drop_topic(
+    text: str, words: Sequence[str], language: str = "en", *, move_on: bool = True
+) -> str:
     """Drop the sentences that mention every word of a topic (plurals included).
 
     When nothing is left, the reply moves on, in ``language`` ("Let's talk about something
-    else.").
+    else."), unless ``move_on`` is false (the turn has its acknowledgement to say instead).
     """
     words = [w for w in words if w]
     if not words:
@@ -1251,7 +1253,7 @@ def drop_topic(text: str, words: Sequence[str], language: str = "en") -> str:
             continue
         kept_lines.append(" ".join(kept))
     result = "\n".join(kept_lines).strip()
-    return result or phrasebook(language).topic_dropped
+    return result or (phrasebook(language).topic_dropped if move_on else "")
 
 
 _NAMED = re.compile(
@@ -1289,7 +1291,7 @@ def enforce(
         if norm.kind == "avoid_topic":
             raw = norm.params.get("words", [])
             words = [str(w) for w in raw] if isinstance(raw, list | tuple) else []
-            text = drop_topic(text, words, language_of(norms))
+            text = drop_topic(text, words, language_of(norms), move_on=not ack)
     if any(norm.kind == "no_lists" for norm in norms):
         text = prose_from_lists(text, language_of(norms))
     for norm in norms:

@@ -298,3 +298,10 @@ def test_an_avoided_topic_is_acknowledged_without_an_english_possessive() -> Non
         'Entendido — a partir de ahora no mencionaré "ex-husband".'
     )
     assert acknowledgement([avoid]) == "Understood — I won't bring up your ex-husband from now on."
+
+
+def test_the_turn_that_sets_an_avoided_topic_says_only_its_acknowledgement() -> None:
+    # "Never mention coffee." answered about coffee: the acknowledgement, not "… something else."
+    avoid = NormProposal("avoid_topic", {"topic": "coffee", "words": ["coffee"]}, "")
+    ack = acknowledgement([avoid])
+    assert enforce("Coffee is great in the morning.", [avoid], ack=ack) == ack
