@@ -474,17 +474,23 @@ def test_a_draft_that_only_repeats_the_message_becomes_a_fallback(
 
 
 @pytest.mark.parametrize(
-    "draft",
+    ("draft", "tagged"),
     [
         # Seen with Qwen2.5-Coder-0.5B, asked for a book about Rome: tagged "(unverified)".
-        "It's a must-read for anyone interested in history, whether you're a tourist or a scholar.",
-        "If you're a beginner, start with short daily lessons.",
-        "Once you are a member, the library lends e-books too.",
-        "If you live near a park, walk there every morning.",
+        ("It's a must-read for anyone into history, whether you're a tourist or a scholar.", False),
+        ("If you're a beginner, start with short daily lessons.", False),
+        ("Once you are a member, the library lends e-books too.", False),
+        ("If you live near a park, walk there every morning.", False),
+        # a time or a condition in front of an invented past or relation: still a claim (review)
+        ("When we last talked about your job, you seemed stressed.", True),
+        ("I loved it when you told me about your dog Max.", True),
+        ("When your sister Maria visits next month, take her to the museum.", True),
+        ("Say hi to your sister Anna for me!", True),
+        ("Even if you're a beginner like you told me, this works.", True),
     ],
 )
-def test_a_supposed_claim_about_the_user_is_not_tagged(
-    instance: Instance, tmp_path: Path, draft: str
+def test_a_claim_about_the_user_is_tagged_unless_the_reply_supposes_it(
+    instance: Instance, tmp_path: Path, draft: str, tagged: bool
 ) -> None:
     from graph.checkpoints import sqlite_saver
     from graph.session import run_turn
@@ -492,28 +498,5 @@ def test_a_supposed_claim_about_the_user_is_not_tagged(
     deps = scripted_deps(instance, ScriptedChatModel(replies=[draft]))
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
         compiled = build_turn_graph(deps).compile(checkpointer=saver)
-        state = run_turn(compiled, "Can you recommend a way to learn about Rome?")
-        assert "(unverified)" not in state.reply
-
-
-@pytest.mark.parametrize(
-    "draft",
-    [  # a time or a condition in front of an invented past or relation: still a claim (review)
-        "When we last talked about your job, you seemed stressed.",
-        "I loved it when you told me about your dog Max.",
-        "When your sister Maria visits next month, take her to the museum.",
-        "Say hi to your sister Anna for me!",
-        "Even if you're a beginner like you told me, this works.",
-    ],
-)
-def test_an_invented_past_or_relation_is_tagged_whatever_precedes_it(
-    instance: Instance, tmp_path: Path, draft: str
-) -> None:
-    from graph.checkpoints import sqlite_saver
-    from graph.session import run_turn
-
-    deps = scripted_deps(instance, ScriptedChatModel(replies=[draft]))
-    with sqlite_saver(tmp_path / "cp.sqlite") as saver:
-        compiled = build_turn_graph(deps).compile(checkpointer=saver)
-        claimed = run_turn(compiled, "What do you remember about me?")
-        assert "(unverified)" in claimed.reply
+        state = run_turn(compiled, "What do you remember about me?")
+        assert ("(unverified)" in state.reply) is tagged

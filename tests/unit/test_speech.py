@@ -205,6 +205,32 @@ def test_english_lists_keep_every_connector() -> None:
             "fr",
             "Premièrement, couchez-vous tôt. De plus, Netflix attendra demain.",
         ),
+        # a second review's cases
+        (  # a connector without a comma is still the item's own
+            "- Bebe agua.\n- Luego añade la pasta.\n- Por último escurre y sirve.",
+            "es",
+            "Primero, bebe agua. Luego añade la pasta. Por último escurre y sirve.",
+        ),
+        (  # an article that opens a name keeps its capital
+            "- Las Vegas\n- La Habana\n- Los Ángeles",
+            "es",
+            "Primero, Las Vegas. Además, La Habana. Por último, Los Ángeles.",
+        ),
+        (
+            "- L’eau est bonne.\n- Le Havre est loin.",
+            "fr",
+            "Premièrement, l’eau est bonne. De plus, Le Havre est loin.",
+        ),
+        (  # a German list of nouns is German; an English list of imperatives is English
+            "1. Regelmäßiges Training.\n2. Ausreichend Schlaf.",
+            "de",
+            "Erstens: Regelmäßiges Training. Dann: Ausreichend Schlaf.",
+        ),
+        (
+            "- Sleep early.\n- Drink water.\n- Exercise daily.",
+            "pt",
+            "First, sleep early. Also, drink water. Finally, exercise daily.",
+        ),
     ],
 )
 def test_connectors_in_other_languages(draft: str, language: str, expected: str) -> None:
@@ -245,40 +271,6 @@ def test_a_dropped_topic_moves_on_in_the_language_asked_for() -> None:
     portuguese = NormProposal("language", {"code": "pt", "name": "Portuguese"}, "")
     assert enforce("Bitcoin é uma boa opção.", [avoid, portuguese]) == "Vamos falar de outra coisa."
     assert enforce("Bitcoin is fine.", [avoid]) == "Let's talk about something else."
-
-
-@pytest.mark.parametrize(
-    ("draft", "language", "expected"),
-    [  # a second review's cases
-        (  # a connector without a comma is still the item's own
-            "- Bebe agua.\n- Luego añade la pasta.\n- Por último escurre y sirve.",
-            "es",
-            "Primero, bebe agua. Luego añade la pasta. Por último escurre y sirve.",
-        ),
-        (  # an article that opens a name keeps its capital
-            "- Las Vegas\n- La Habana\n- Los Ángeles",
-            "es",
-            "Primero, Las Vegas. Además, La Habana. Por último, Los Ángeles.",
-        ),
-        (
-            "- L’eau est bonne.\n- Le Havre est loin.",
-            "fr",
-            "Premièrement, l’eau est bonne. De plus, Le Havre est loin.",
-        ),
-        (  # a German list of nouns is German; an English list of imperatives is English
-            "1. Regelmäßiges Training.\n2. Ausreichend Schlaf.",
-            "de",
-            "Erstens: Regelmäßiges Training. Dann: Ausreichend Schlaf.",
-        ),
-        (
-            "- Sleep early.\n- Drink water.\n- Exercise daily.",
-            "pt",
-            "First, sleep early. Also, drink water. Finally, exercise daily.",
-        ),
-    ],
-)
-def test_connectors_after_the_second_review(draft: str, language: str, expected: str) -> None:
-    assert render_reply(draft, "narrative", language=language) == expected
 
 
 def test_the_no_lists_rewrite_keeps_an_items_own_connector() -> None:
