@@ -397,6 +397,7 @@ def _parse(draft: str) -> list[_Block]:
     ordered = False
     indent = 0
     fence = ""
+    gap = False
 
     def flush() -> None:
         """Close the open prose paragraph or list."""
@@ -427,8 +428,17 @@ def _parse(draft: str) -> list[_Block]:
             code.append(stripped)
             continue
         if not stripped:
-            flush()
+            if items:  # items spaced by blank lines may still be one list: the next line says
+                gap = True
+            else:
+                flush()
             continue
+        bullet = _BULLET_RE.match(line)
+        if gap:
+            gap = False
+            kind_kept = bullet is not None and (bullet.group(3) is not None) == ordered
+            if not kind_kept or bullet is None or len(bullet.group(1).expandtabs(4)) != indent:
+                flush()
         heading = _HEADING_RE.match(line)
         if heading:
             flush()
@@ -436,7 +446,6 @@ def _parse(draft: str) -> list[_Block]:
             if title and title.lower().rstrip(":") not in OWN_SECTIONS:
                 blocks.append(_Block("heading", (title,)))
             continue
-        bullet = _BULLET_RE.match(line)
         # A numbered marker starts a list only at 0 or 1, so "42. The answer" keeps its 42.
         numbered_ok = bullet is not None and (
             bullet.group(3) is None or (bool(items) and ordered) or int(bullet.group(3)) <= 1

@@ -396,3 +396,16 @@ def test_render_narrative_keeps_titles_that_open_with_an_advice_verb(
     draft: str, expected: str
 ) -> None:
     assert render_reply(draft, "narrative") == expected
+
+
+def test_render_narrative_folds_a_numbered_list_whose_items_are_spaced_by_blank_lines() -> None:
+    # Seen with Qwen2.5-Coder-0.5B: "2." and "3." were left in the prose after the first item.
+    draft = "1. **Try a routine**: it helps.\n\n2. **Start calm**: it helps.\n\n3. **Use a fan**."
+    assert render_reply(draft, "narrative") == (
+        "First, **Try a routine**: it helps. Then, **Start calm**: it helps. "
+        "Finally, **Use a fan**."
+    )
+    # prose between two numbered lines ends the list: "2." after it is kept as written
+    assert render_reply("1. One\n\nSome prose here.\n\n2. Two", "narrative") == (
+        "One.\n\nSome prose here.\n\n2. Two"
+    )
