@@ -30,16 +30,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel.grammar import ENGLISH_LEADS
-from kernel.speech import reads_english
+from kernel.grammar import list_phrasebook
+from kernel.speech import ENGLISH
 
 OTHERS = ("pt", "es", "fr", "de", "it")
 
 
 def as_english(text: str, language: str) -> bool:
-    """``reads_english`` as the grammar calls it, with the list's items (here its sentences)."""
-    items = re.split(r"(?<=[.!?])\s+", text)
-    return reads_english(text, language, items, ENGLISH_LEADS)
+    """Whether the grammar gives the list English words (its items here: its sentences)."""
+    return list_phrasebook(re.split(r"(?<=[.!?])\s+", text), language) is ENGLISH
 
 
 def main() -> None:

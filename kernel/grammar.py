@@ -34,14 +34,13 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from kernel.speech import (
+    ENGLISH,
     Phrasebook,
     lead_lowered,
     opens_with_connector,
     phrasebook,
     reads_english,
 )
-
-ENGLISH: Final = phrasebook("en")
 
 BUILTIN_GRAMMARS: Final = ("narrative", "formal", "terse")
 TERSE_MAX_SENTENCES: Final = 2
@@ -615,6 +614,17 @@ def _text_units(blocks: Iterable[_Block], *, split_items: bool) -> list[tuple[st
 # --------------------------------------------------------------------------- renderers
 
 
+def list_phrasebook(items: Sequence[str], language: str) -> Phrasebook:
+    """Return the phrasebook for the words a list rewritten as prose gets.
+
+    ``language``'s, or English's for a list that reads as English (a model that ignored the
+    language norm); the persona grammar and the no-lists norm both ask here.
+    """
+    if language == "en" or reads_english(" ".join(items), language, items, ENGLISH_LEADS):
+        return ENGLISH
+    return phrasebook(language)
+
+
 def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> str:
     """Render flowing prose: topic sentence first, lists folded in with connecting phrases.
 
@@ -641,9 +651,8 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
             continue
         elif block.kind == "list":
             # A list continues the paragraph that introduces it.
-            english = reads_english(" ".join(block.parts), language, block.parts, ENGLISH_LEADS)
-            said = "en" if english else language
-            current.extend(_list_as_prose(block.parts, block.ordered, phrasebook(said)))
+            book = list_phrasebook(block.parts, language)
+            current.extend(_list_as_prose(block.parts, block.ordered, book))
         else:
             if not after_heading:
                 flush()

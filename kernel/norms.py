@@ -28,15 +28,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from kernel.grammar import ENGLISH_LEADS
+from kernel.grammar import list_phrasebook
 from kernel.speech import (
+    ENGLISH,
     Phrasebook,
     ack_heads,
     join_series,
     lead_lowered,
     opens_with_connector,
     phrasebook,
-    reads_english,
 )
 
 NormKind = Literal["no_lists", "max_sentences", "address_as", "language", "avoid_topic", "style"]
@@ -1019,7 +1019,7 @@ def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> s
             parts.append(said["language"].format(name=params.get("name", "")))
         elif norm.kind == "avoid_topic":
             topic = str(params.get("topic", ""))
-            if book is phrasebook("en"):
+            if book is ENGLISH:
                 topic = topic.replace("the user's", "your")
             else:  # the user's own words, quoted: no English possessive inside
                 topic = '"' + topic.replace("the user's ", "") + '"'
@@ -1097,7 +1097,7 @@ def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phras
                 word = book.finally_
             else:
                 word = ordinals[index] if index < len(ordinals) else book.then
-            if book is phrasebook("en"):
+            if book is ENGLISH:
                 sentence = sentence[:1].lower() + sentence[1:]
             elif opens_with_connector(sentence, book):  # "Dann die Nudeln …": its own
                 sentences.append(sentence)
@@ -1157,9 +1157,8 @@ def prose_from_lists(text: str, language: str = "en") -> str:
         intro = None
         if out and out[-1].strip() and not _FENCE.match(out[-1]):
             intro = out.pop().strip()
-        english = language == "en" or reads_english(" ".join(items), language, items, ENGLISH_LEADS)
-        said = "en" if english else language
-        out.append(_join_items(intro, [i for i in items if i], numbered, phrasebook(said)))
+        book = list_phrasebook(items, language)
+        out.append(_join_items(intro, [i for i in items if i], numbered, book))
     result = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", result).strip("\n")
 

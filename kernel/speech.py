@@ -490,9 +490,13 @@ PHRASEBOOKS: dict[str, Phrasebook] = {
 }
 
 
+ENGLISH = PHRASEBOOKS["en"]
+"""The kernel's words when no language norm asks for another (or for one without a book)."""
+
+
 def phrasebook(language: str) -> Phrasebook:
     """Return the phrasebook of a language code ("pt"), English for any code without one."""
-    return PHRASEBOOKS.get(language, PHRASEBOOKS["en"])
+    return PHRASEBOOKS.get(language, ENGLISH)
 
 
 _ENGLISH_WORDS = frozenset(
