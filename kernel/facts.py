@@ -34,7 +34,14 @@ class Fact:
     """The clause that asserts it, as written (empty when it is the whole sentence)."""
 
 
-_SENTENCE_RE = re.compile(r"[^.!?;\n]+[.!?]?")
+_SENTENCE_RE = re.compile(
+    r"(?:\b(?:ft|st|mt|pt|dr|mr|mrs|ms|jr|sr|prof|gen|col|capt|lt|sgt|rev|ave|blvd|rd)\."
+    r"(?= (?!(?-i:I|My)\b))"
+    r"|[^.!?;\n])+[.!?]?",
+    re.IGNORECASE,
+)
+"""A sentence: a period after a title or place abbreviation followed by a word does not end it
+("I live in Ft. Lauderdale": the place is "Ft. Lauderdale", not "Ft")."""
 _NON_ASSERTIVE_RE = re.compile(
     r"\b(?:not|no longer|never|don't|doesn't|didn't|isn't|wasn't|if|maybe|might|would|could|"
     r"should|wish|hope|suppose|whether|used to)\b|\?\s*$",

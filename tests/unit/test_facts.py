@@ -45,6 +45,11 @@ OCCUPATION = "user.profile.occupation"
         ("Maybe, I live in Lisbon.", {}),
         ("If I moved to Lisbon, I would be happier.", {}),
         ("I got relocated to Leeds last spring.", {LOCATION: "Leeds"}),
+        # a title or place abbreviation does not end the sentence (it ended it at "Ft", "Dr")
+        ("I live in Ft. Lauderdale.", {LOCATION: "Ft. Lauderdale"}),
+        ("I moved to St. Louis and I work at Acme.", {LOCATION: "St. Louis", EMPLOYER: "Acme"}),
+        ("Hi, I am Dr. Smith.", {}),
+        ("I live on Main St. My name is Bo.", {NAME: "Bo"}),
         ("I was living in Porto when we met.", {}),  # past, not where the user lives
         ("What are three tips for learning Portuguese?", {}),
         ("JVM vs Go GC for low latency services: which should I pick?", {}),
