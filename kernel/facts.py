@@ -681,6 +681,12 @@ HYPOTHESIS_TAG = "(unverified) "
 """What composition puts in front of a personal claim nothing supports."""
 _TAG_RE = re.compile(r"^\W*\((?:unverified|hypothesis)[^)]*\)\s*", re.IGNORECASE)
 """A hypothesis tag (``HYPOTHESIS_TAG``) in front of a sentence ("(unverified) Your name is …")."""
+_TAGGED_RE = re.compile(r"\(unverified\) [^.!?\n]*[.!?]*[ \t]*")
+
+
+def without_hypotheses(text: str) -> str:
+    """Return ``text`` without the sentences composition tagged as unsupported claims."""
+    return _TAGGED_RE.sub("", text).strip() if HYPOTHESIS_TAG in text else text
 _SECOND_TO_FIRST = (
     (re.compile(r"\byou are\b", re.IGNORECASE), "I am"),
     (re.compile(r"\byou were\b", re.IGNORECASE), "I was"),

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai, speech
+from kernel.facts import without_hypotheses
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
@@ -607,14 +608,16 @@ def model_view(reply: str) -> str:
     keep my answers to at most 3 sentences", the 0.5B model began "Understood — I know you're
     Dana" to "What do you know about me?". So is the "Noted: …" paragraph before a draft: seen on
     SmolLM2 under a Portuguese norm, a later draft opened "Anotado: você mora em Estremo …", a
-    fact nobody stated, in the kernel's own form.
+    fact nobody stated, in the kernel's own form. A sentence composition tagged "(unverified)" is
+    left out too: it was the model's invention about the user, and its tag a pattern to copy.
     """
     kernel = (*speech.heads(), *speech.noted_heads())
     kept = [
-        part
+        without_hypotheses(part)
         for part in reply.split("\n\n")
         if not part.strip().startswith(kernel) and not norms.is_acknowledgement(part)
     ]
+    kept = [part for part in kept if part]
     return "\n\n".join(kept).strip()
 
 

@@ -275,12 +275,24 @@ def test_unsupported_claims_are_tagged_as_hypotheses(instance: Instance, tmp_pat
     from graph.checkpoints import sqlite_saver
     from graph.session import run_turn
 
-    model = ScriptedChatModel(replies=["Your sister Maria moved to Lisbon in 2019."])
-    deps = scripted_deps(instance, model)
+    prompts: list[str] = []
+    replies = iter(["Lisbon is lovely in spring. Your sister Maria moved there in 2019.", "Go."])
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        prompts.append("\n".join(str(m.content) for m in messages))
+        return next(replies, "Trains run hourly.")
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
-        state = run_turn(build_turn_graph(deps).compile(checkpointer=saver), "Where is my sister?")
-    assert "(unverified)" in state.reply
-    assert "CONFABULATION_ALERT" in state.error_tags
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        state = run_turn(compiled, "Where is my sister?")
+        assert "spring. (unverified) Your sister Maria" in state.reply
+        assert "CONFABULATION_ALERT" in state.error_tags
+        prompts.clear()
+        run_turn(compiled, "How do I get to the station?")
+    # the next turn's dialogue keeps the reply's own words, not the disowned claim or its tag
+    assert any("Lisbon is lovely in spring." in p for p in prompts)
+    assert not any("Maria" in p or "(unverified)" in p for p in prompts)
 
 
 @pytest.mark.parametrize("grammar", ["narrative", "formal", "terse"])
