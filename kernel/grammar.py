@@ -125,6 +125,12 @@ _TITLE_NEXT: Final = re.compile(
 )
 """What follows a title's first word, never an imperative's: "Drive (2011)", "Heat by …",
 "Journal is Apple's diary app", "Focus: …"."""
+_OBJECT_NEXT: Final = re.compile(
+    r"\s+(?:the|a|an|your|some|any|each|every|all|it|them|yourself|up|off|out|down|around|away)"
+    r"(?![\w'’-])"
+)
+"""What follows an imperative's verb: its object's article or possessive, or its particle
+("Pour the water", "Back up your data", "Record yourself")."""
 ENGLISH_LEADS: Final = _COMMON_LEADS | _ADVICE_VERBS | _NOUN_VERBS
 """Words an English list item opens with (what tells an English list from another language's
 when neither has a function word: ``kernel.speech.reads_english``)."""
@@ -483,7 +489,7 @@ def _as_sentence(text: str) -> str:
     return f"{trimmed or clean}."
 
 
-def _decapitalize(sentence: str) -> str:
+def decapitalize(sentence: str) -> str:
     """Lower-case the first word when it is capitalised only because it starts the sentence."""
     lead = _LEAD_WORD_RE.match(sentence)
     if lead is None:
@@ -492,8 +498,12 @@ def _decapitalize(sentence: str) -> str:
     lowered = word.lower()
     # Gerunds and -ly adverbs ("Using", "Usually") are rarely proper nouns either.
     common = lowered in _COMMON_LEADS or lowered.endswith(("ing", "ly"))
-    if not common and lowered in _ADVICE_VERBS | _NOUN_VERBS:
-        rest = sentence[lead.end() :]
+    rest = sentence[lead.end() :]
+    if not common and lowered not in _ADVICE_VERBS | _NOUN_VERBS:
+        # a word the lists do not know, before an article or a possessive, opens an imperative
+        # ("Pour the water", "Season your steak"); a name is rarely followed by one
+        common = _OBJECT_NEXT.match(rest) is not None and not lowered.endswith("s")
+    elif not common:
         titled = _TITLE_NEXT.match(rest) is not None
         named = lowered in _NOUN_VERBS and re.match(r"\s+[A-Z]", rest) is not None
         common = not (titled or named)
@@ -513,7 +523,7 @@ def _with_connector(connector: str, item: str, book: Phrasebook) -> str:
     lead = _LEAD_WORD_RE.match(sentence)
     if lead is not None and lead.group(0).lower() in _CONNECTOR_WORDS:
         return sentence
-    return f"{connector}{book.ordinal_sep}{_decapitalize(sentence)}"
+    return f"{connector}{book.ordinal_sep}{decapitalize(sentence)}"
 
 
 def _list_as_prose(items: Sequence[str], ordered: bool, book: Phrasebook) -> list[str]:

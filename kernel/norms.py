@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from kernel.grammar import list_phrasebook
+from kernel.grammar import decapitalize, list_phrasebook
 from kernel.speech import (
     ENGLISH,
     Phrasebook,
@@ -1086,7 +1086,8 @@ def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phras
         if intro is not None:
             lead = intro.rstrip()
             lead = lead[:-1].rstrip() if lead.endswith(":") else lead
-            return _end(f"{lead}: {series[:1].lower() + series[1:]}")
+            first = decapitalize(series) if book is ENGLISH else lead_lowered(series, book)
+            return _end(f"{lead}: {first}")
         return _end(_cap(series))
     sentences = []
     ordinals = book.ordinals
@@ -1097,8 +1098,8 @@ def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phras
                 word = book.finally_
             else:
                 word = ordinals[index] if index < len(ordinals) else book.then
-            if book is ENGLISH:
-                sentence = sentence[:1].lower() + sentence[1:]
+            if book is ENGLISH:  # "First, python …" was lowered: only a lead word is
+                sentence = decapitalize(sentence)
             elif opens_with_connector(sentence, book):  # "Dann die Nudeln …": its own
                 sentences.append(sentence)
                 continue

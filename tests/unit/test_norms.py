@@ -318,6 +318,26 @@ Steps:
 Done."""
 
 
+@pytest.mark.parametrize(
+    ("listed", "prose"),
+    [
+        # a name after an ordinal keeps its capital (it was lowered: "First, python …")
+        (
+            "Stack:\n1. Python for the API.\n2. Docker: one image per service.",
+            "Stack: First, Python for the API. Second, Docker: one image per service.",
+        ),
+        ("You need:\n- Python\n- Docker", "You need: Python and Docker."),
+        # an imperative before its object or particle is lowered, known to the lists or not
+        (
+            "Steps:\n1. Preheat the oven.\n2. Back up your data.\n3. Record yourself.",
+            "Steps: First, preheat the oven. Second, back up your data. Third, record yourself.",
+        ),
+    ],
+)
+def test_a_rewritten_list_lowers_only_words_that_are_not_names(listed: str, prose: str) -> None:
+    assert prose_from_lists(listed) == prose
+
+
 def test_lists_become_prose_and_keep_their_content() -> None:
     prose = prose_from_lists(LISTED)
     assert not has_list_lines(prose)
