@@ -25,7 +25,7 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel import facts, injection, injection_patterns, norms, skai
+from kernel import facts, foreign_facts, injection, injection_patterns, norms, skai
 from kernel import text as kernel_text
 
 MODULES: tuple[ModuleType, ...] = (facts, norms, injection, injection_patterns, kernel_text, skai)
@@ -52,6 +52,12 @@ UNITS = (
     "\n",
     "ignore ",
     "!",
+    "vivo en ",
+    "seit ",
+    "ich bin ",
+    " y a ",
+    "soy alérgico a ",
+    "jetzt ",
 )
 """Repeated to the requested length: the shapes that make backtracking patterns slow."""
 
@@ -72,6 +78,8 @@ def functions() -> dict[str, Callable[[str], object]]:
         "norms.detect": norms.detect,
         "norms.without_norms": norms.without_norms,
         "facts.extract_facts": facts.extract_facts,
+        "foreign_facts.language_facts": foreign_facts.language_facts,
+        "foreign_facts.asked_slots": foreign_facts.asked_slots,
         "facts.recall_question": facts.recall_question,
         "facts.question_parts": facts.question_parts,
         "facts.untold": lambda text: facts.untold(text, user),

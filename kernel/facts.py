@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from kernel import foreign_facts as foreign
 from kernel.memory import slugify, valid_slot
 from kernel.speech import phrasebook
 
@@ -172,7 +173,11 @@ _NOT_NAMES = re.compile(r"(?:ese|ish)$", re.IGNORECASE)
 
 
 def extract_facts(text: str) -> list[Fact]:
-    """Return the slot values ``text`` asserts about its speaker (first person, affirmative)."""
+    """Return the slot values ``text`` asserts about its speaker (first person, affirmative).
+
+    English by this module's grammar; a message in which it reads nothing is read in Spanish,
+    Portuguese, French, German and Italian by ``kernel.foreign_facts`` (the same six slots).
+    """
     facts: list[Fact] = []
     greeted = bool(_GREETING_RE.match(text))
     for raw in _SENTENCE_RE.findall(text):
@@ -203,6 +208,10 @@ def extract_facts(text: str) -> list[Fact]:
             for found in (fact, Fact(EMPLOYER, place, sentence) if place else None):
                 if found is not None and all(f.slot_key != found.slot_key for f in facts):
                     facts.append(replace(found, clause=part.strip()))
+    if not facts:
+        facts = [
+            Fact(f.slot_key, f.value, f.clause, f.clause) for f in foreign.language_facts(text)
+        ]
     return facts
 
 
@@ -497,8 +506,10 @@ def recall_question(text: str) -> bool:
     A question in the first person that asks for no advice: "Where should I live?" wants an
     opinion, not what the user said. "Tell me about myself." asks too (a profile question).
     """
-    if profile_question(text):
+    if profile_question(text) or foreign.asked_slots(text):
         return True
+    if foreign.foreign_question(text):  # "¿Dónde debería vivir si me gusta …": advice
+        return False
     return bool(
         _RECALL_QUESTION_RE.search(text.strip())
         and _FIRST_PERSON_RE.search(text)
@@ -512,7 +523,9 @@ def profile_question(text: str) -> bool:
     The whole message is the question ("Who am I talking to?" asks about the agent; "What did I
     tell you about Paris?" asks one thing; "Remember this about me: …" tells).
     """
-    return len(text) <= MAX_CLAUSE_CHARS and bool(_PROFILE_QUESTION_RE.match(text.strip()))
+    if len(text) > MAX_CLAUSE_CHARS:
+        return False
+    return bool(_PROFILE_QUESTION_RE.match(text.strip())) or foreign.profile_question(text)
 
 
 def question_parts(text: str) -> list[str]:
@@ -524,7 +537,18 @@ def question_parts(text: str) -> list[str]:
 
 def asked_slot(part: str) -> str | None:
     """Return the slot a question part asks by its wording alone, or None (then by meaning)."""
-    return next((slot for pattern, slot in _ASKED_SLOT_RULES if pattern.match(part)), None)
+    found = next((slot for pattern, slot in _ASKED_SLOT_RULES if pattern.match(part)), None)
+    return found or next(iter(foreign.asked_slots(part)), None)
+
+
+def asked_slots(question: str) -> list[str]:
+    """Return the slots a question in another language asks about, by its wording.
+
+    Spanish, Portuguese, French, German or Italian ("¿Cómo me llamo y dónde vivo?": the name and
+    the home); English questions are read by ``question_parts``, ``asked_slot`` and the store's
+    match by meaning.
+    """
+    return foreign.asked_slots(question)
 
 
 PROFILE_ORDER = (
@@ -636,10 +660,17 @@ def said_to_user(reply: str, clause: str) -> str:
     if found is None:
         return reply
     at = found.start()
-    told = second_person(clause)
+    read = foreign.language_facts(clause)  # another language: as its phrasebook tells the fact
+    told = (
+        told_sentence(read[0].slot_key, read[0].value, language=read[0].language)
+        if read
+        else second_person(clause)
+    )
     before = reply[:at].rstrip()
-    if before and before[-1] not in ".!?\n:":
+    if before and before[-1] not in ".!?¡¿\n:":
         told = told[:1].lower() + told[1:]
+    else:
+        told = told[:1].upper() + told[1:]
     return reply[:at] + told + reply[at + len(clause) :]
 
 
@@ -687,6 +718,8 @@ _TAGGED_RE = re.compile(r"\(unverified\) [^.!?\n]*[.!?]*[ \t]*")
 def without_hypotheses(text: str) -> str:
     """Return ``text`` without the sentences composition tagged as unsupported claims."""
     return _TAGGED_RE.sub("", text).strip() if HYPOTHESIS_TAG in text else text
+
+
 _SECOND_TO_FIRST = (
     (re.compile(r"\byou are\b", re.IGNORECASE), "I am"),
     (re.compile(r"\byou were\b", re.IGNORECASE), "I was"),

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from kernel.foreign_facts import message_language
 from kernel.grammar import decapitalize, list_phrasebook
 from kernel.speech import (
     ENGLISH,
@@ -996,6 +997,19 @@ def language_of(norms: Sequence[NormLike]) -> str:
         if norm.kind == "language":
             return str(norm.params.get("code", "en")) or "en"
     return "en"
+
+
+def reply_language(norms: Sequence[NormLike], message: str) -> str:
+    """Return the language of the kernel's own words in a reply to ``message``.
+
+    A language norm decides. Without one, a message in which ``kernel.foreign_facts`` reads a
+    fact or a question about the user ("Vivo en Valencia", "¿Dónde vivo?") is answered in its
+    language: the kernel's "Noted …" and "From what you told me …" lines about a Spanish
+    statement are Spanish. Anything else is English.
+    """
+    if any(norm.kind == "language" for norm in norms):
+        return language_of(norms)
+    return message_language(message) or "en"
 
 
 def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> str:

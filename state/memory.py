@@ -43,6 +43,7 @@ from kernel import memory as mk
 from kernel.facts import (
     PROFILE_ORDER,
     asked_slot,
+    asked_slots,
     extract_facts,
     profile_question,
     question_parts,
@@ -431,6 +432,9 @@ class MemoryStore:
             rank = {key: i for i, key in enumerate(PROFILE_ORDER)}
             ordered = sorted(slots, key=lambda s: (rank.get(s.slot_key, len(rank)), s.slot_key))
             return ordered[:PROFILE_FACTS]
+        named = asked_slots(question)  # a question in another language, by its wording
+        if named:
+            return [s for key in named for s in slots if s.slot_key == key]
         found: dict[str, SlotValue] = {}
         parts = question_parts(question)
         asking = [part for part in parts if len(parts) == 1 or recall_question(part)]

@@ -28,7 +28,12 @@ from kernel.facts import (
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
-from kernel.norms import acknowledgement, language_of, strip_ack_head, without_norms
+from kernel.norms import (
+    acknowledgement,
+    reply_language,
+    strip_ack_head,
+    without_norms,
+)
 from kernel.presentation import Presentation, carries, render, without_echo
 from kernel.speech import phrasebook
 from kernel.text import (
@@ -335,7 +340,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # from an earlier reply ("Understood — I won't use bullet points …" to an unrelated question):
     # the kernel acknowledges a norm itself, in the turn that records it (where the draft may be
     # that acknowledgement).
-    language = language_of(state.norm_rules)  # the kernel's own words follow a language norm
+    # the kernel's own words follow a language norm, else a message read in another language
+    language = reply_language(state.norm_rules, state.user_text)
     book = phrasebook(language)
     copied = [] if state.norm_ack else [acknowledgement([r], language) for r in state.norm_rules]
     for said in [*(rule.text for rule in state.norm_rules), *copied]:
@@ -368,7 +374,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         stated = _stated(state)
         says = (chosen is not None and chosen.echoed) or state.surface.modality == "statement"
         if says and stated and not any(f.value.casefold() in draft.casefold() for f in stated):
-            noted = _noted(state, stated)  # the kernel's own words, from its beliefs: never tagged
+            # the kernel's own words, from its beliefs: never tagged
+            noted = _noted(state, language, stated)
     # What the kernel says itself when the model gave nothing usable: the acknowledgement of a
     # message that only set norms, or what the user told the agent, asked for (no fallback
     # "I don't have a reliable answer" in front of the facts the kernel has).
@@ -378,7 +385,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     elif state.asked_facts:
         answered = "what the user told the agent is the reply"
     if missing:  # the model only repeated (the message, an earlier reply, or the prompt)
-        noted = _noted(state)
+        noted = _noted(state, language)
         draft = "" if noted or answered else book.fallbacks[state.surface.modality]
         said = "the facts it stated are acknowledged" if noted else answered or "fallback used"
         degraded.append(f"compose_final: {missing}; {said}")
@@ -443,14 +450,13 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     }
 
 
-def _noted(state: TurnState, stated: list[Fact] | None = None) -> str:
+def _noted(state: TurnState, language: str, stated: list[Fact] | None = None) -> str:
     """Acknowledge the facts the user's message stated and the kernel now believes ("" if none).
 
     The reply when the draft only echoed a statement such as "Actually I moved to Porto, not
     Lisbon": "Noted: you live in Porto (not Lisbon)." Untrusted content states nothing.
     """
     earlier = {current.casefold(): old for old, current in state.corrections.items()}
-    language = language_of(state.norm_rules)
     told = [
         told_sentence(f.slot_key, f.value, earlier.get(f.value.casefold()), language)
         for f in (_stated(state) if stated is None else stated)

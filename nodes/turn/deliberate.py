@@ -321,7 +321,7 @@ def _draft(
     guidance: str,
     dialogue: bool = True,
 ) -> Update:
-    book = speech.phrasebook(norms.language_of(state.norm_rules))
+    book = speech.phrasebook(norms.reply_language(state.norm_rules, state.user_text))
     fallback = book.fallbacks[state.surface.modality]
     if state.external_ref:
         wrapped = deps.vault.get(state.external_ref)
