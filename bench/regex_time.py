@@ -58,6 +58,10 @@ UNITS = (
     " y a ",
     "soy alérgico a ",
     "jetzt ",
+    "ich bin seit kurzem ",
+    "Seit kurzem ",
+    "bin seit ",
+    "hablo con ",
 )
 """Repeated to the requested length: the shapes that make backtracking patterns slow."""
 
