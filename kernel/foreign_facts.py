@@ -849,12 +849,13 @@ def _asks(folded: str, raw: str) -> bool:
 
 
 _NOT_A_NAME = re.compile(
-    r"(?:deutsch|osterreich|schweiz|suiz|suisse|svizzer|italian|italien|franzos|frances|francais"
-    r"|belg|spani|espanol|portugu|brasil|bresil|american|amerikan|englisch|ingles|anglais|brit"
-    r"|mexican|argentin|chilen|colombian|peruan|canad|tedesc|austriac|europ|latin|anfanger"
-    r"|vegetari|vegan|neu|student|estudiant|etudiant|rentner|jubilad|retraite|pensionat|fan"
-    r"|single|mutter|vater|mama|papa|mae|pai|madre|padre|mere|pere)"
-    r"|(?:" + "|".join(_JOBS.values()) + r")\b"
+    r"(?:deutsch|osterreich|schweizer|suiz|suisse|svizzer|italian|italien|franzos|frances|francais"
+    r"|belgi|belge|spanier|espanol|portugu|brasileir|bresilien|americain|american|amerikaner"
+    r"|englisch|englander|ingles|anglais|britisch|brite|mexican|argentin|chilen|colombian"
+    r"|peruan|canadien|kanadier|tedesc|austriac|europ|anfanger|vegetari|veganer|student"
+    r"|estudiant|etudiant|rentner|jubilad|retraite|pensionat)"
+    r"|(?:neu|neue|fan|single|mutter|vater|mama|papa|mae|pai|madre|padre|mere|pere|latino|latina"
+    r"|vegan[oa]?|" + "|".join(_JOBS.values()) + r")\b"
 )
 """After a greeting, "ich bin Vegetarierin", "je suis Belge", "sono Ingegnere": no name (German
 capitalises every noun; users capitalise nationalities)."""

@@ -82,6 +82,7 @@ ALLERGY, LANGUAGES = "user.health.allergy", "user.profile.languages"
         ("Hallo, ich bin Vegetarierin und suche Rezepte.", {}),
         ("Salut, je suis Belge.", {}),
         ("Hallo, ich bin Jonas.", {NAME: "Jonas"}),
+        ("Hallo, ich bin Fanny.", {NAME: "Fanny"}),  # no status word ("fan") inside a name
         ("Cuando me mude a Lisboa, te escribo.", {}),
         ("J'habite chez mes parents.", {}),
         ("Trabajo en casa, como siempre.", {}),
