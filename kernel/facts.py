@@ -178,6 +178,13 @@ def extract_facts(text: str) -> list[Fact]:
     English by this module's grammar; a message in which it reads nothing is read in Spanish,
     Portuguese, French, German and Italian by ``kernel.foreign_facts`` (the same six slots).
     """
+    return english_facts(text) or [
+        Fact(f.slot_key, f.value, f.clause, f.clause) for f in foreign.language_facts(text)
+    ]
+
+
+def english_facts(text: str) -> list[Fact]:
+    """Return the slot values ``text`` asserts about its speaker, read by the English grammar."""
     facts: list[Fact] = []
     greeted = bool(_GREETING_RE.match(text))
     for raw in _SENTENCE_RE.findall(text):
@@ -208,10 +215,6 @@ def extract_facts(text: str) -> list[Fact]:
             for found in (fact, Fact(EMPLOYER, place, sentence) if place else None):
                 if found is not None and all(f.slot_key != found.slot_key for f in facts):
                     facts.append(replace(found, clause=part.strip()))
-    if not facts:
-        facts = [
-            Fact(f.slot_key, f.value, f.clause, f.clause) for f in foreign.language_facts(text)
-        ]
     return facts
 
 
@@ -745,8 +748,9 @@ def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
     """Return the facts (slot: value) that no sentence of ``reply`` tells the user.
 
     A value counts as told only in a clause in which the agent does not speak of itself (no
-    "I", "my"; "you told me" is fine): SmolLM2-135M asked "Who am I and what do I do?" answered
-    "You're Alex, and I'll be your friendly nurse at York Hospital": the name is told, but the
+    "I", "my", no "estoy", "mi" in another language; "you told me" is fine): SmolLM2-135M asked
+    "Who am I and what do I do?" answered "You're Alex, and I'll be your friendly nurse at York
+    Hospital": the name is told, but the
     job and the workplace are taken as the agent's own. A bare answer ("Alex, a nurse.") tells
     its values.
     """
@@ -755,13 +759,18 @@ def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
     neutral = []
     for raw in _SENTENCE_RE.findall(_TAG_RE.sub("", reply)):
         sentence = _KNOWING_RE.sub("", raw.strip())  # "I remember you live in York."
-        pieces = [sentence] if not _SPEAKER_RE.search(sentence) else _PART_RE.split(sentence)
-        neutral += [piece for piece in pieces if not _SPEAKER_RE.search(piece)]
+        pieces = [sentence] if not _speaks(sentence) else _PART_RE.split(sentence)
+        neutral += [piece for piece in pieces if not _speaks(piece)]
     return {
         slot: value
         for slot, value in facts.items()
         if not any(_mentions(piece, value) for piece in neutral)
     }
+
+
+def _speaks(text: str) -> bool:
+    """Say whether the agent speaks of itself in ``text`` ("I", "my"; "Estoy en Valencia")."""
+    return _SPEAKER_RE.search(text) is not None or foreign.speaks_of_itself(text)
 
 
 def _mentions(text: str, value: str) -> bool:

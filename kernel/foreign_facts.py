@@ -234,7 +234,9 @@ GRAMMARS: dict[str, Grammar] = {
         introduction=r"soy\s+(?P<v>.+)",
         articles=r"(?:a|al|a la|a los|a las|en|el|la|los|las|un|una|del|de la|con)\s+",
         trailing=(
-            r"\s+(?:desde\s+.+|hace\s+.+|ahora|actualmente|tambien|ya|hoy|este ano|el ano pasado"
+            r"\s+(?:desde\s+.+|hace\s+.+|ahora|actualmente|tambien|ya|hoy"
+            r"|(?:el|la|este|esta|el pasado|la pasada)\s+(?:ano|mes|semana|verano|invierno|otono"
+            r"|primavera|fin de semana)(?:\s+pasad[oa])?"
             r"|con fluidez|perfectamente|bastante bien|muy bien|un poco|de profesion|de oficio"
             r"|tambien yo|yo tambien)$"
         ),
@@ -320,7 +322,9 @@ GRAMMARS: dict[str, Grammar] = {
         introduction=r"(?:eu\s+)?sou\s+(?:o\s+|a\s+)?(?P<v>.+)",
         articles=r"(?:a|ao|aos|as|em|no|na|nos|nas|o|os|um|uma|do|da|de|para|pra)\s+",
         trailing=(
-            r"\s+(?:desde\s+.+|ha\s+.+|agora|atualmente|tambem|ja|hoje|este ano|no ano passado"
+            r"\s+(?:desde\s+.+|ha\s+.+|agora|atualmente|tambem|ja|hoje"
+            r"|(?:no|na|este|esta|neste|nesta)\s+(?:ano|mes|semana|verao|inverno|outono"
+            r"|primavera|fim de semana)(?:\s+passad[oa])?"
             r"|fluentemente|muito bem|bem|um pouco|de profissao|eu tambem|tambem eu)$"
         ),
         value_stop=(
@@ -407,7 +411,9 @@ GRAMMARS: dict[str, Grammar] = {
         articles=r"(?:(?:a la|a|au|aux|en|le|la|les|un|une|du|de la|des|chez|pour)\s+|a l'|l'|d')",
         trailing=(
             r"\s+(?:depuis\s+.+|il y a\s+.+|maintenant|actuellement|aussi|desormais|aujourd'hui"
-            r"|cette annee|l'an dernier|l'annee derniere|couramment|un peu|bien|de metier"
+            r"|cette annee|l'an dernier|l'annee derniere|(?:le|la|ce|cette)\s+(?:mois|semaine"
+            r"|annee|ete|hiver|automne|printemps|week-end)(?:\s+derni(?:er|ere)|\s+passee?)?"
+            r"|couramment|un peu|bien|de metier"
             r"|de profession|moi aussi)$"
         ),
         value_stop=(
@@ -515,7 +521,9 @@ GRAMMARS: dict[str, Grammar] = {
         introduction=r"ich bin\s+(?:der\s+|die\s+)?(?P<v>.+)",
         articles=r"(?:der|die|das|den|dem|ein|eine|einer|einem|in|im|bei|fur|gegen|auf)\s+",
         trailing=(
-            r"\s+(?:seit\s+.+|jetzt|derzeit|zurzeit|inzwischen|mittlerweile|auch|schon|flie(?:ss"
+            r"\s+(?:seit\s+.+|vor\s+.+|(?:letzten|letzte|letztes|diesen|diese|dieses|im"
+            r"|im letzten)\s+(?:monat|woche|jahr|sommer|winter|herbst|fruhling|wochenende)"
+            r"|jetzt|derzeit|zurzeit|inzwischen|mittlerweile|auch|schon|flie(?:ss"
             r"|ß)end"
             r"|ein bisschen|gut|sehr gut|von beruf|ich auch)$"
         ),
@@ -615,6 +623,8 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         trailing=(
             r"\s+(?:da\s+\d.+|dal\s+.+|da (?:due|tre|qualche|molti|pochi)\s+.+|ora|adesso"
+            r"|(?:il|la|l'|lo|questo|questa|quest')\s*(?:mese|settimana|anno|estate|inverno"
+            r"|autunno|primavera|fine settimana)(?:\s+scors[oa])?"
             r"|attualmente|anche|ormai|quest'anno|l'anno scorso|fluentemente|un po'|bene"
             r"|di mestiere|di professione|anche io|anch'io)$"
         ),
@@ -945,33 +955,42 @@ _QUESTION_FORM = re.compile(
 
 
 _FUNCTION_WORDS = {
-    "en": "the an is are am be does did i'm my you your what where who how why and of to at it that"
-    " this for with have has can will please about from not we they",
+    "en": "the a an is are am be do does did i i'm my me you your what where who how why and of to"
+    " in on at it that this for with was have has can will please about from not no so if we they",
     "es": "el la los las de del que y en un una es por para con no mi me yo tu se lo como donde soy"
-    " estoy tengo cual quien mis",
+    " estoy tengo cual quien mis dame dime puedes quiero necesito mejor muy pero mas gracias hola"
+    " esto eso hay sobre tambien cuando porque tres dos",
     "pt": "o a os as de do da que e em um uma eu meu minha voce nao com para por onde sou estou"
-    " tenho qual quem no na",
+    " tenho qual quem no na me diga pode quero preciso melhor muito mas obrigado obrigada ola isso"
+    " sobre tambem quando porque tres dois",
     "fr": "le la les de des du que et en un une est je j' mon ma mes tu vous pour avec ou suis ai"
-    " pas ne quel quelle qui",
-    "de": "der die das den dem und ist ich mein meine du sie wir nicht mit fur auf wo wie was bin"
-    " habe ein eine wer welche",
+    " pas ne quel quelle qui donne dis peux veux besoin mieux tres mais merci bonjour cela sur"
+    " aussi quand parce trois deux",
+    "de": "der die das den dem und ist ich mein meine du sie wir nicht mit fur auf in im wo wie was"
+    " bin habe ein eine wer welche gib sag kannst will brauche besser sehr aber danke hallo bitte"
+    " auch wenn weil drei zwei",
     "it": "il lo la gli le di del che e un una io mio mia tu per con non dove come sono ho sei qual"
-    " chi mi",
+    " chi mi dammi dimmi puoi voglio bisogno meglio molto ma grazie ciao questo anche quando"
+    " perche tre due",
 }
 _WORD_SETS = {code: frozenset(words.split()) for code, words in _FUNCTION_WORDS.items()}
 _TOKEN_RE = re.compile(r"[a-zß]+'?")
 
 
-def guess_language(text: str) -> str:
+def guess_language(text: str, least: int = 1) -> str:
     """Return the language whose function words ``text`` uses most ("en" on a tie, "" if none).
 
     A guard, not a detector: the tables of this module answer only text that reads as one of
-    their languages ("Comment on the budget: where do I live?" stays English).
+    their languages ("Comment on the budget: where do I live?" stays English). ``least`` is the
+    fewest of its words a language needs to be named.
     """
-    tokens = _TOKEN_RE.findall(fold(text[: MAX_QUESTION_CHARS * 4]))
-    counts = {code: sum(t in words for t in tokens) for code, words in _WORD_SETS.items()}
+    counts = dict.fromkeys(_WORD_SETS, 0.0)
+    for token in _TOKEN_RE.findall(fold(text[: MAX_QUESTION_CHARS * 4])):
+        owners = [code for code, words in _WORD_SETS.items() if token in words]
+        for code in owners:  # a word of several languages ("a", "do", "me") counts for each, less
+            counts[code] += 1 / len(owners)
     best = max(counts, key=lambda code: counts[code])
-    if counts[best] > counts["en"]:
+    if counts[best] > counts["en"] and counts[best] >= least:
         return best
     return "en" if counts["en"] else ""
 
@@ -1084,11 +1103,9 @@ def profile_question(question: str) -> bool:
 def message_language(text: str) -> str | None:
     """Return the code of the language whose grammar reads a fact or a question in ``text``.
 
-    "es" for "Vivo en Valencia" or "¿Dónde vivo?"; None when none reads anything, or when the
-    message reads as English ("My name is Tom. Hablo un poco de español, by the way.").
+    "es" for "Vivo en Valencia" or "¿Dónde vivo?"; None when none reads anything (a question must
+    also read as its language: ``_asked``).
     """
-    if guess_language(text) == "en":
-        return None
     code, _ = _asked(text)
     if code is not None:
         return code
@@ -1096,3 +1113,16 @@ def message_language(text: str) -> str | None:
         return next((c for c, g in GRAMMARS.items() if re.search(g.profile, fold(text))), None)
     found = language_facts(text)
     return found[0].language if found else None
+
+
+_SELF = re.compile(
+    r"(?:^|\s)j'|\b(?:yo|eu|je|moi|ich|io|mi|mis|meu|minha|meus|minhas|mon|ma|mes|mein\w*|mio|mia"
+    r"|miei|mie|estoy|soy|estou|sou|suis|bin|sono|sto)\b"
+)
+"""The agent speaking of itself in one of the five languages ("Estoy en Valencia", "mi casa");
+"me" alone is left out, as in English: "Por lo que me contaste" tells the user."""
+
+
+def speaks_of_itself(text: str) -> bool:
+    """Say whether a clause in one of the five languages has the agent speak of itself."""
+    return guess_language(text) not in {"en", ""} and _SELF.search(fold(text)) is not None

@@ -28,10 +28,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from kernel.foreign_facts import message_language
+from kernel.facts import english_facts
+from kernel.foreign_facts import guess_language, message_language
 from kernel.grammar import decapitalize, list_phrasebook
 from kernel.speech import (
     ENGLISH,
+    PHRASEBOOKS,
     Phrasebook,
     ack_heads,
     join_series,
@@ -1005,11 +1007,16 @@ def reply_language(norms: Sequence[NormLike], message: str) -> str:
     A language norm decides. Without one, a message in which ``kernel.foreign_facts`` reads a
     fact or a question about the user ("Vivo en Valencia", "¿Dónde vivo?") is answered in its
     language: the kernel's "Noted …" and "From what you told me …" lines about a Spanish
-    statement are Spanish. Anything else is English.
+    statement are Spanish. So is a message with at least two common words of one of the five
+    languages and fewer of English ("Dame tres consejos para dormir mejor": a list folded into
+    prose gets "En primer lugar, …"). Anything else is English.
     """
     if any(norm.kind == "language" for norm in norms):
         return language_of(norms)
-    return message_language(message) or "en"
+    if english_facts(message):  # "My name is Tom … Hablo un poco de español, by the way."
+        return "en"
+    guessed = guess_language(message, least=2)
+    return message_language(message) or (guessed if guessed in PHRASEBOOKS else "en")
 
 
 def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> str:

@@ -174,6 +174,16 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     """
     target = _squash(said)
     if len(target) < min_chars:
+        # a short question said back as the reply's first sentence ("¿Dónde vivo? This is a
+        # classic idiomatic expression …", SmolLM2) is still an echo; a short reply is not
+        opening, *rest = sentences(reply) or [""]
+        asked = said.rstrip().endswith("?") and target
+        if asked and rest and _squash(opening) == target:
+            return (
+                reply.strip()[len(opening) :].lstrip()
+                if reply.strip().startswith(opening)
+                else reply
+            )
         return reply
     # each sentence of a longer message too, when the reply opens by saying the message back:
     # "Never use bullet points. Give me three tips for learning French." was answered with both

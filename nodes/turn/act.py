@@ -30,6 +30,7 @@ from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
 from kernel.norms import (
     acknowledgement,
+    language_of,
     reply_language,
     strip_ack_head,
     without_norms,
@@ -343,7 +344,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # the kernel's own words follow a language norm, else a message read in another language
     language = reply_language(state.norm_rules, state.user_text)
     book = phrasebook(language)
-    copied = [] if state.norm_ack else [acknowledgement([r], language) for r in state.norm_rules]
+    acked = language_of(state.norm_rules)  # the language the kernel acknowledged norms in
+    copied = [] if state.norm_ack else [acknowledgement([r], acked) for r in state.norm_rules]
     for said in [*(rule.text for rule in state.norm_rules), *copied]:
         if said and draft:
             draft = strip_echo(draft, said)

@@ -10,6 +10,7 @@ from kernel.facts import (
     profile_question,
     recall_question,
     said_to_user,
+    untold,
 )
 from kernel.foreign_facts import fold, message_language
 from kernel.norms import reply_language
@@ -83,6 +84,10 @@ ALLERGY, LANGUAGES = "user.health.allergy", "user.profile.languages"
         ("Salut, je suis Belge.", {}),
         ("Hallo, ich bin Jonas.", {NAME: "Jonas"}),
         ("Hallo, ich bin Fanny.", {NAME: "Fanny"}),  # no status word ("fan") inside a name
+        # seen with Qwen2.5-Coder-0.5B: the belief was "Bilbao el mes pasado"
+        ("Me mudé a Bilbao el mes pasado.", {LOCATION: "Bilbao"}),
+        ("Ich bin letzten Monat nach Köln gezogen.", {LOCATION: "Köln"}),
+        ("Mi sono trasferita a Roma il mese scorso.", {LOCATION: "Roma"}),
         ("Cuando me mude a Lisboa, te escribo.", {}),
         ("J'habite chez mes parents.", {}),
         ("Trabajo en casa, como siempre.", {}),
@@ -161,6 +166,10 @@ def test_the_kernels_words_follow_the_language_a_fact_was_read_in() -> None:
     mixed = "My name is Tom and I live in Leeds. Hablo un poco de español, by the way."
     assert reply_language([], mixed) == "en"
     assert reply_language([], "¿Qué sabes de mí?") == "es"
+    # a message in one of the five languages with no fact in it: its common words decide
+    assert reply_language([], "Dame tres consejos para dormir mejor.") == "es"
+    assert reply_language([], "What do I do for a living?") == "en"  # "do", "a": Portuguese too
+    assert reply_language([], "Merci") == "en"  # too little to tell
 
 
 def test_fold_keeps_every_index() -> None:
@@ -188,3 +197,11 @@ def test_a_reply_claiming_the_users_facts_in_spanish_says_them_back(
     for clause in misattributed(reply, facts):
         reply = said_to_user(reply, clause)
     assert reply == repaired
+
+
+def test_a_users_fact_the_agent_says_of_itself_in_spanish_is_not_told() -> None:
+    # seen with Qwen2.5-Coder-0.5B: "¿Dónde vivo?" answered "Estoy en Valencia." (I am in …)
+    facts = {LOCATION: "Valencia"}
+    assert untold("Estoy en Valencia.", facts) == facts
+    assert untold("Vives en Valencia.", facts) == {}
+    assert untold("Por lo que me contaste, vives en Valencia.", facts) == {}

@@ -303,3 +303,10 @@ def test_an_opening_copied_from_an_earlier_reply_is_dropped() -> None:
     later = "Canberra is the capital. Tom, you're Tom, and I work at a primary school in York."
     assert drop_copied_opening(later, [first]) == later  # only the opening
     assert drop_copied_opening(f"{first}\n\n- a\n- b", [first]) == "- a\n- b"
+
+
+def test_a_short_question_said_back_before_the_answer_is_cut() -> None:
+    # SmolLM2 to "¿Dónde vivo?": "¿Dónde vivo? This is a classic idiomatic expression …"
+    assert strip_echo("¿Dónde vivo? It depends.", "¿Dónde vivo?") == "It depends."
+    assert strip_echo("Thanks! Glad to help.", "Thanks!") == "Thanks! Glad to help."
+    assert strip_echo("Why?", "Why?") == "Why?"  # nothing after it: the caller decides
