@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.common import JsonFlag, after_reply, emit_json, warn
+from cli.common import JsonFlag, after_reply, emit_json, note, warn
 from state.errors import LumenError
 from state.instance import Instance, default_root
 
@@ -222,8 +222,8 @@ def _away(deps: Any) -> str | None:
 
 def _print_turn(deps: Any, state: Any, as_json: bool, *, away: str | None = None) -> None:
     reply = deliver(deps, state.reply)
-    for note in state.degraded:
-        warn(f"degraded: {note}")
+    for problem in state.degraded:
+        warn(f"degraded: {problem}")
     if as_json:
         after_reply(deps)
         data = turn_json(state, reply)
@@ -252,7 +252,7 @@ def _reflect(deps: Any, state: Any) -> dict[str, Any]:
     if result is None:
         return {"triggers": triggers, "ran": False, "why": why}
     changed = "; ".join(result.applied) or "no change"
-    warn(f"reflected ({', '.join(triggers)}): {changed}")
+    note(f"reflected ({', '.join(triggers)}): {changed}")  # a normal, audited change: no warning
     return {
         "triggers": triggers,
         "ran": True,

@@ -40,6 +40,11 @@ def warn(message: str) -> None:
     typer.echo(f"lumen: warning: {message}", err=True)
 
 
+def note(message: str) -> None:
+    """Print an informational line on stderr: something normal the user may want to know."""
+    typer.echo(f"lumen: note: {message}", err=True)
+
+
 def after_reply(deps: Any) -> None:
     """Index deferred memories and run the post-turn memory work (``graph.memory_ops``)."""
     from graph.memory_ops import after_reply as run_after_reply

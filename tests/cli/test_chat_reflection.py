@@ -106,3 +106,14 @@ def test_the_next_chat_says_what_autonomy_did_while_the_user_was_away(
     first = chat(capsys, "Hi, I'm back!")
     assert first["away"] and first["away"].startswith("While you were away I ")
     assert chat(capsys, "How are you?")["away"] is None  # said once
+
+
+def test_a_reflection_is_told_as_a_note_not_a_warning(
+    instance: Instance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["chat", "--once", "I live in Porto."]) == 0
+    capsys.readouterr()
+    assert main(["chat", "--once", "I live in Lisbon."]) == 0
+    err = capsys.readouterr().err
+    assert "lumen: note: reflected (contradiction)" in err
+    assert "warning: reflected" not in err
