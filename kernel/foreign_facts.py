@@ -956,7 +956,8 @@ _QUESTION_FORM = re.compile(
 
 _FUNCTION_WORDS = {
     "en": "the a an is are am be do does did i i'm my me you your what where who how why and of to"
-    " in on at it that this for with was have has can will please about from not no so if we they",
+    " in on at it that this for with was have has can will please about from not no so if we they"
+    " or but by which very thanks two three it's what's don't you're can't there's",
     "es": "el la los las de del que y en un una es por para con no mi me yo tu se lo como donde soy"
     " estoy tengo cual quien mis dame dime puedes quiero necesito mejor muy pero mas gracias hola"
     " esto eso hay sobre tambien cuando porque tres dos",
@@ -974,18 +975,18 @@ _FUNCTION_WORDS = {
     " perche tre due",
 }
 _WORD_SETS = {code: frozenset(words.split()) for code, words in _FUNCTION_WORDS.items()}
-_TOKEN_RE = re.compile(r"[a-zß]+'?")
+_TOKEN_RE = re.compile(r"[a-zß]+(?:'[a-z]+)?|[a-z]'")
 
 
-def guess_language(text: str, least: int = 1) -> str:
+def guess_language(text: str, least: float = 1) -> str:
     """Return the language whose function words ``text`` uses most ("en" on a tie, "" if none).
 
     A guard, not a detector: the tables of this module answer only text that reads as one of
     their languages ("Comment on the budget: where do I live?" stays English). ``least`` is the
-    fewest of its words a language needs to be named.
+    fewest of its distinct words a language needs to be named ("Ho ho ho" is one Italian word).
     """
     counts = dict.fromkeys(_WORD_SETS, 0.0)
-    for token in _TOKEN_RE.findall(fold(text[: MAX_QUESTION_CHARS * 4])):
+    for token in set(_TOKEN_RE.findall(fold(text[: MAX_QUESTION_CHARS * 4]))):  # each word once
         owners = [code for code, words in _WORD_SETS.items() if token in words]
         for code in owners:  # a word of several languages ("a", "do", "me") counts for each, less
             counts[code] += 1 / len(owners)
@@ -1062,22 +1063,30 @@ _FIRST_PERSON = re.compile(
 
 def _asked(question: str) -> tuple[str | None, list[str]]:
     """Return the language a question about the user is in and the slots it asks, in order."""
-    if len(question) > MAX_QUESTION_CHARS or guess_language(question) == "en":
+    if len(question) > MAX_QUESTION_CHARS or guess_language(question, least=0) == "en":
         return None, []
     folded = fold(question)
     if _QUESTION_FORM.search(folded) is None or _ADVICE.search(folded):
         return None, []
-    for code in GRAMMARS:
+    guessed = guess_language(question, least=0)
+    where: dict[str, int] = {}
+    language = None
+    for code in sorted(GRAMMARS, key=lambda c: c != guessed):  # the language it reads as first
         where = {slot: m.start() for slot, p in _questions(code) if (m := p.search(folded))}
-        recall = _RECALL.search(folded) is not None
-        for slot, topic in _TOPICS:
-            m = topic.search(folded)
-            personal = recall or (slot in LIST_SLOTS and _FIRST_PERSON.search(folded))
-            if m is not None and personal and slot not in where:
-                where[slot] = m.start()
         if where:
-            return code, sorted(where, key=lambda slot: where[slot])
-    return None, []
+            language = code
+            break
+    # a topic ("mi nombre", "alergias") is asked in the language the question reads as
+    recall = _RECALL.search(folded) is not None
+    for slot, topic in _TOPICS:
+        m = topic.search(folded)
+        personal = recall or (slot in LIST_SLOTS and _FIRST_PERSON.search(folded))
+        if m is not None and personal and slot not in where:
+            where[slot] = m.start()
+    language = language or (guessed if guessed in GRAMMARS else None)
+    if language is None or not where:
+        return None, []
+    return language, sorted(where, key=lambda slot: where[slot])
 
 
 def asked_slots(question: str) -> list[str]:
@@ -1116,11 +1125,12 @@ def message_language(text: str) -> str | None:
 
 
 _SELF = re.compile(
-    r"(?:^|\s)j'|\b(?:yo|eu|je|moi|ich|io|mi|mis|meu|minha|meus|minhas|mon|ma|mes|mein\w*|mio|mia"
-    r"|miei|mie|estoy|soy|estou|sou|suis|bin|sono|sto)\b"
+    r"(?:^|\s)j'|\b(?:yo|eu|je|moi|ich|io|mis|meu|minha|meus|minhas|mon|mein\w*|mio|mia|miei"
+    r"|mie|estoy|soy|estou|sou|suis|bin|sono|sto)\b"
 )
-"""The agent speaking of itself in one of the five languages ("Estoy en Valencia", "mi casa");
-"me" alone is left out, as in English: "Por lo que me contaste" tells the user."""
+"""The agent speaking of itself in one of the five languages ("Estoy en Valencia", "mis notas");
+"me" and "mi" are left out ("Por lo que me contaste", "Mi hai detto che vivi a Roma" tell the
+user), and so are "ma" and "mes" (Italian "but", Spanish "month")."""
 
 
 def speaks_of_itself(text: str) -> bool:

@@ -1001,22 +1001,33 @@ def language_of(norms: Sequence[NormLike]) -> str:
     return "en"
 
 
+_ENGLISH_WORD = re.compile(
+    r"\b(?:the|and|is|are|what|where|who|why|when|how|you|your|my|with|for|this|that|of|to|at"
+    r"|by|or|right|it's|i'm|please|can)\b",
+    re.I,
+)
+"""A word that makes a message English enough that the kernel's lines stay English."""
+
+
 def reply_language(norms: Sequence[NormLike], message: str) -> str:
     """Return the language of the kernel's own words in a reply to ``message``.
 
     A language norm decides. Without one, a message in which ``kernel.foreign_facts`` reads a
     fact or a question about the user ("Vivo en Valencia", "¿Dónde vivo?") is answered in its
     language: the kernel's "Noted …" and "From what you told me …" lines about a Spanish
-    statement are Spanish. So is a message with at least two common words of one of the five
-    languages and fewer of English ("Dame tres consejos para dormir mejor": a list folded into
-    prose gets "En primer lugar, …"). Anything else is English.
+    statement are Spanish. So is a message with about three common words of one of the five
+    languages (a word several share counts less): "Dame tres consejos para dormir mejor" gets a
+    list folded into prose as "Primero, …". A message with a common English word, or English
+    facts, is English whatever else it holds ("Vivo en Valencia, right?").
     """
     if any(norm.kind == "language" for norm in norms):
         return language_of(norms)
-    if english_facts(message):  # "My name is Tom … Hablo un poco de español, by the way."
+    english = _ENGLISH_WORD.search(message) is not None
+    if english or english_facts(message):  # "My name is Tom … Hablo un poco de español"
         return "en"
-    guessed = guess_language(message, least=2)
-    return message_language(message) or (guessed if guessed in PHRASEBOOKS else "en")
+    found = message_language(message)
+    guessed = guess_language(message, least=2.5)
+    return found or (guessed if guessed in PHRASEBOOKS else "en")
 
 
 def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> str:

@@ -177,8 +177,8 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
         # a short question said back as the reply's first sentence ("¿Dónde vivo? This is a
         # classic idiomatic expression …", SmolLM2) is still an echo; a short reply is not
         opening, *rest = sentences(reply) or [""]
-        asked = said.rstrip().endswith("?") and target
-        if asked and rest and _squash(opening) == target:
+        asked = said.rstrip().endswith("?") and target and opening.rstrip().endswith("?")
+        if asked and rest and rest[0][:1].isupper() and _squash(opening) == target:
             return (
                 reply.strip()[len(opening) :].lstrip()
                 if reply.strip().startswith(opening)

@@ -170,6 +170,14 @@ def test_the_kernels_words_follow_the_language_a_fact_was_read_in() -> None:
     assert reply_language([], "Dame tres consejos para dormir mejor.") == "es"
     assert reply_language([], "What do I do for a living?") == "en"  # "do", "a": Portuguese too
     assert reply_language([], "Merci") == "en"  # too little to tell
+    # found on review: short English messages with words the five languages share
+    for english in (
+        "Rent due per month?",
+        "Hay fever or soy allergy?",
+        "Papers on AI: Smith et al.",
+    ):
+        assert reply_language([], english) == "en"
+    assert reply_language([], "Where do I live? Vivo en Valencia, right?") == "en"
 
 
 def test_fold_keeps_every_index() -> None:

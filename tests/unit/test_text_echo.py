@@ -310,3 +310,13 @@ def test_a_short_question_said_back_before_the_answer_is_cut() -> None:
     assert strip_echo("¿Dónde vivo? It depends.", "¿Dónde vivo?") == "It depends."
     assert strip_echo("Thanks! Glad to help.", "Thanks!") == "Thanks! Glad to help."
     assert strip_echo("Why?", "Why?") == "Why?"  # nothing after it: the caller decides
+
+
+def test_a_short_question_answered_by_the_same_words_is_no_echo() -> None:
+    # review: "Ça va?" answered "Ça va! Et toi ?"; "Why me?" answered "Why me? is a question …"
+    assert strip_echo("Ça va! Et toi ?", "Ça va?") == "Ça va! Et toi ?"
+    assert strip_echo("Really. It's been measured.", "Really?") == "Really. It's been measured."
+    assert (
+        strip_echo("Why me? is a question many ask.", "Why me?")
+        == "Why me? is a question many ask."
+    )
