@@ -8,7 +8,9 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+(?:[.,]\d+)?", re.UNICODE)
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]*_])\s+|(?<=[.!?]\*\*)\s+|\n+")
+"""Where a sentence ends: after . ! ? and any closing quote, bracket or markdown emphasis
+("**Where do I live?** You live in Leeds." is two sentences)."""
 STOPWORDS = frozenset(
     """a an the and or but if then so of to in on at by for with about from into over under is
     are was were be been being am do does did have has had i me my mine you your yours he she it
@@ -202,7 +204,7 @@ def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:
     kept_lines = []
     dropped = False
     for line in reply.splitlines():
-        parts = re.split(r"(?<=[.!?…])\s+|(?<=[.!?…][\"'”’»])\s+", line)
+        parts = re.split(r"(?<=[.!?…])\s+|(?<=[.!?…][\"'”’»*_])\s+|(?<=[.!?…]\*\*)\s+", line)
         kept = [p for p in parts if not _echoes(p, said, target, targets)]
         dropped |= len(kept) != len(parts)
         if kept or not line.strip():

@@ -16,6 +16,7 @@ from kernel.text import (
     drop_repeats,
     drop_unfinished,
     near_echo,
+    sentences,
     strip_echo,
     strip_narration,
     strip_signoff,
@@ -320,3 +321,10 @@ def test_a_short_question_answered_by_the_same_words_is_no_echo() -> None:
         strip_echo("Why me? is a question many ask.", "Why me?")
         == "Why me? is a question many ask."
     )
+
+
+def test_a_question_said_back_in_bold_takes_only_itself() -> None:
+    # review: "**Where do I live?** You live in Leeds." lost its whole answer
+    said = "Where do I live?"
+    assert strip_echo("**Where do I live?** You live in Leeds.", said) == "You live in Leeds."
+    assert sentences("**Why?** Because.") == ["**Why?**", "Because."]
