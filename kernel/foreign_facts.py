@@ -939,16 +939,19 @@ def language_facts(text: str) -> list[Found]:
     return []
 
 
+_ASKING_WORDS = (
+    r"donde|como|cual|que|quien|onde|qual|quem|ou|comment|quel|quelle|quels|qu'est|wo|wie"
+    r"|welche|wer|wogegen|worauf|dove|quale|che|cosa|chi|recuerdas|te acuerdas|sabes|dime"
+    r"|lembra|lembras|diz|rappelle|tu te souviens|te souviens|sais-tu|dis-moi|erinnerst"
+    r"|wei(?:ss|ß)t|sag mir|ricordi|ti ricordi|dimmi"
+)
+"""Question and recall words that open a question in the five languages (folded)."""
 _QUESTION_FORM = re.compile(
     r"[?¿]|^\W*(?:(?:y|e|et|und|ma|mas|pero|mais|aber|ok|bueno|alors|also|allora)\W+)?"
-    r"(?:(?:me|mi|te|ti|tu|du)\s+)?"
-    r"(?:donde|como|cual|que|quien|onde|qual|quem|ou|comment|quel|quelle|quels|qu'est|wo|wie"
-    r"|was|welche|wer|wogegen|worauf|dove|quale|che|cosa|chi|recuerdas|te acuerdas|sabes|dime"
-    r"|lembra|lembras|sabe|diz|rappelle|tu te souviens|te souviens|sais-tu|dis-moi|erinnerst"
-    r"|wei(?:ss|ß)t|sag mir|ricordi|ti ricordi|sai|dimmi|recuerdame|recordame|lembra-me|lembre-me"
-    r"|lembre(?!-se)|rappelle-moi|erinnere mich|ricordami|c'est quoi|c'est qui"
-    r"|quali|quanti|quante|cuales"
-    r"|cuantos|cuantas|quais|quantas|quelles|come|welcher|welches|welchem)\b"
+    rf"(?:(?:me|mi|te|ti|tu|du)\s+)?(?:{_ASKING_WORDS}"
+    r"|was|sabe|sai|recuerdame|recordame|lembra-me|lembre-me|lembre(?!-se)|rappelle-moi"
+    r"|erinnere mich|ricordami|c'est quoi|c'est qui|quali|quanti|quante|cuales|cuantos|cuantas"
+    r"|quais|quantas|quelles|come|welcher|welches|welchem)\b"
 )
 """A question's form: a question mark, or an opening question or recall word (typed without
 "?"); "Mi nombre es Ana" is no question about the name."""
@@ -997,12 +1000,9 @@ def guess_language(text: str, least: float = 1) -> str:
 
 
 _OPENS_QUESTION = re.compile(
-    r"^\W*¿|^\W*(?:(?:y|e|et|und|ma|mas|pero|mais|aber)\W+)?(?:donde|como|cual|que|quien|onde"
-    r"|qual|quem|ou|comment|quel|quelle|quels|qu'est|wo|wie|welche|wer|wogegen|worauf|dove"
-    r"|quale|che|cosa|chi|recuerdas|te acuerdas|sabes|dime|lembra|lembras|voce lembra|diz"
-    r"|rappelle|tu te souviens|te souviens|sais-tu|dis-moi|erinnerst|wei(?:ss|ß)t|sag mir|ricordi"
-    r"|ti ricordi|dimmi)\b"
+    rf"^\W*¿|^\W*(?:(?:y|e|et|und|ma|mas|pero|mais|aber)\W+)?(?:{_ASKING_WORDS}|voce lembra)\b"
 )
+"""A question that opens with one of their words only (English "was" and "come" are left out)."""
 
 
 def foreign_question(text: str) -> bool:
@@ -1100,12 +1100,21 @@ def profile_question(question: str) -> bool:
     The whole message is the question ("¿Qué sabes de mí?"; "¿Quién soy yo para juzgar?" and
     "Chi sono i migliori calciatori?" ask other things).
     """
+    return _profile_language(question) is not None
+
+
+def _profile_language(question: str) -> str | None:
+    """Return the language whose profile question the whole of ``question`` is, if any."""
     if len(question) > MAX_QUESTION_CHARS:
-        return False
+        return None
     folded = fold(question).strip()
-    return any(
-        re.fullmatch(rf"\W*(?:{grammar.lead})?{grammar.profile}\W*", folded)
-        for grammar in GRAMMARS.values()
+    return next(
+        (
+            code
+            for code, grammar in GRAMMARS.items()
+            if re.fullmatch(rf"\W*(?:{grammar.lead})?{grammar.profile}\W*", folded)
+        ),
+        None,
     )
 
 
@@ -1115,11 +1124,9 @@ def message_language(text: str) -> str | None:
     "es" for "Vivo en Valencia" or "¿Dónde vivo?"; None when none reads anything (a question must
     also read as its language: ``_asked``).
     """
-    code, _ = _asked(text)
+    code = _asked(text)[0] or _profile_language(text)
     if code is not None:
         return code
-    if profile_question(text):
-        return next((c for c, g in GRAMMARS.items() if re.search(g.profile, fold(text))), None)
     found = language_facts(text)
     return found[0].language if found else None
 

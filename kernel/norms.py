@@ -1026,8 +1026,10 @@ def reply_language(norms: Sequence[NormLike], message: str) -> str:
     if english or english_facts(message):  # "My name is Tom … Hablo un poco de español"
         return "en"
     found = message_language(message)
+    if found:
+        return found
     guessed = guess_language(message, least=2.5)
-    return found or (guessed if guessed in PHRASEBOOKS else "en")
+    return guessed if guessed in PHRASEBOOKS else "en"
 
 
 def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> str:
