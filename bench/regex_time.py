@@ -25,10 +25,18 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel import facts, foreign_facts, injection, injection_patterns, norms, skai
+from kernel import facts, foreign_facts, injection, injection_patterns, mention, norms, skai
 from kernel import text as kernel_text
 
-MODULES: tuple[ModuleType, ...] = (facts, norms, injection, injection_patterns, kernel_text, skai)
+MODULES: tuple[ModuleType, ...] = (
+    facts,
+    mention,
+    norms,
+    injection,
+    injection_patterns,
+    kernel_text,
+    skai,
+)
 """Modules whose compiled patterns are timed one by one."""
 
 UNITS = (
@@ -62,6 +70,17 @@ UNITS = (
     "Seit kurzem ",
     "bin seit ",
     "hablo con ",
+    "please ",
+    "can you ",
+    "translate ",
+    "- ",
+    "Tom: ",
+    "this ",
+    "a: ",
+    "me puedes ",
+    "mi puoi ",
+    "'a ",
+    '55" ',
 )
 """Repeated to the requested length: the shapes that make backtracking patterns slow."""
 
@@ -84,6 +103,7 @@ def functions() -> dict[str, Callable[[str], object]]:
         "facts.extract_facts": facts.extract_facts,
         "foreign_facts.language_facts": foreign_facts.language_facts,
         "foreign_facts.asked_slots": foreign_facts.asked_slots,
+        "mention.material": mention.material,
         "facts.recall_question": facts.recall_question,
         "facts.question_parts": facts.question_parts,
         "facts.untold": lambda text: facts.untold(text, user),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from kernel import foreign_facts as foreign
 from kernel.memory import slugify, valid_slot
+from kernel.mention import own_words
 from kernel.speech import phrasebook
 
 MAX_VALUE_WORDS = 6
@@ -49,14 +50,28 @@ _NON_ASSERTIVE_RE = re.compile(
     re.IGNORECASE,
 )
 _LEAD_RE = re.compile(
-    r"^\s*(?:(?:actually|also|btw|by the way|fyi|update|correction|so|well|oh|and|but|now|"
-    r"anyway|ok|okay|just so you know|these days|nowadays|currently)[\s,:;-]+)+",
+    r"^\s*(?:[\w'’ -]{0,30}?\b(?:update|context|background|notes?|noting|reminder|news|record"
+    r"|info|heads[ -]up|btw|correction|status|about me|fact|disclosure|version|story short"
+    r"|tl;?dr|basically|bottom line|for later|in short|quick one|summary|intro|introduction|bio"
+    r"|feedback|profile|(?:for|about) me|remember|save|keep|store|write|jot|memori[sz]e)\b"
+    r"[\w'’ -]{0,20}:\s+"
+    r"|(?:actually|also|btw|by the way|fyi|update|correction|so|well|oh|and|but|now|"
+    r"anyway|ok|okay|just so you know|these days|nowadays|currently|for the record|"
+    r"(?:just )?to be clear|(?:please )?(?:remember|note|keep in mind|bear in mind|be aware|"
+    r"don't forget|do not forget)(?: that)?|context|background|reminder|heads up|important|ps|"
+    r"edit|info|note)[\s,:;-]+)+",
     re.IGNORECASE,
 )
+"""Words before a statement that are not part of it: discourse words, "remember that", and a short
+head before a colon that announces news about the speaker ("Quick update: I moved to Porto",
+"Here's some context:"; a head asking for text work has taken its text with it,
+``kernel.mention``). Any other head is someone's line or a text ("Tom: I live in Bristol", "His
+reply: I work at Google"), not a lead."""
 _VALUE_STOP_RE = re.compile(
     r"(?<!\s)\s*(?:,|\band\b|\bbut\b|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bso\b|"
     r"\b(?:right |just |for )?now\b|"
-    r"\bthese days\b|\banymore\b|\bthough\b|\bby the way\b|\bfor\b|\bwith\b|\bat the moment\b)",
+    r"\bthese days\b|\banymore\b|\bthough\b|\bby the way\b|\bfor\b|\bwith\b|\bat the moment\b|"
+    r"\bwhen\b|\bwhenever\b|\bwhile\b|\bif\b|\s[—–-]\s|[—–])",
     re.IGNORECASE,
 )
 OCCUPATIONS = frozenset(
@@ -103,7 +118,12 @@ _WORKS_AS_RE = re.compile(
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "user.profile.name",
-        re.compile(r"^(?:call me|i(?:'m| am) called|i go by|people call me)\s+(.+)", re.I),
+        re.compile(
+            r"^(?:call me|i(?:'m| am) called|i go by|people call me)\s+"
+            r"(?!(?:back|later|tomorrow|tonight|soon|again|asap|anytime|whenever|when|if|at|on|in"
+            r"|now|please|maybe|once|after|before)\b)(.+)",
+            re.I,
+        ),
     ),
     (
         "user.profile.location",
@@ -145,6 +165,20 @@ _TRAILING_TIME_RE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE_VALUES = frozenset({"it", "this", "that", "there", "here", "them", "mine", "fine", "ok"})
+_TAG_TAIL_RE = re.compile(
+    r"^\W*(?:(?:and|so|but)\s+)?(?:(?:is|was|isn't|wasn't)\s+(?:that|it|this)\b|am i (?:right"
+    r"|correct)\b|did i (?:say|tell|mention)\b|(?:is that )?what i (?:told|said)\b"
+    r"|(?:right|correct|true|yes|no)\s*\?$)",
+    re.IGNORECASE,
+)
+"""A question about the statement before it ("I work at Google, is that right?"): a check."""
+_QUESTION_TAIL_RE = re.compile(
+    r"(?:[,;—–]|\s-\s)\s*(?:and\s+|so\s+|but\s+)?(?:what|what's|how|where|when|why|who|which|"
+    r"can|could|should|would|will|do|does|did|is|are|any|anything)\b[^,;—–]*\?$",
+    re.IGNORECASE,
+)
+"""The question that ends a sentence after a statement ("I'm allergic to penicillin, what can I
+take?"): the statement before it still asserts; a tag ("I live in Leeds, right?") asks about it."""
 _HEDGE_RE = re.compile(
     r"\b(?:if|maybe|might|would|could|should|wish|hope|suppose|whether|used to)\b", re.IGNORECASE
 )
@@ -156,7 +190,7 @@ _CLAUSE_RE = re.compile(
 )
 """A clause boundary inside a sentence: before a new first-person subject ("I'm Dana, I live …")."""
 _CONTRAST_RE = re.compile(
-    r"(?<=\w)\s*,?\s+(?:not|rather than|instead of)\s+[^,;]+$|^(?:not\s+[^,;]+,\s*but\s+)",
+    r"(?<=\w)\s*[,—–]?\s+(?:not|rather than|instead of)\s+[^,;]+$|^(?:not\s+[^,;]+,\s*but\s+)",
     re.IGNORECASE,
 )
 """A correction's contrast ("I moved to Porto, not Lisbon"): the affirmative part still asserts."""
@@ -177,20 +211,33 @@ def extract_facts(text: str) -> list[Fact]:
 
     English by this module's grammar; a message in which it reads nothing is read in Spanish,
     Portuguese, French, German and Italian by ``kernel.foreign_facts`` (the same six slots).
+    Text handed over to work on ("Translate to German: my name is Peter") asserts nothing
+    (``kernel.mention``).
     """
+    text = own_words(text)
     return english_facts(text) or [
         Fact(f.slot_key, f.value, f.clause, f.clause) for f in foreign.language_facts(text)
     ]
 
 
 def english_facts(text: str) -> list[Fact]:
-    """Return the slot values ``text`` asserts about its speaker, read by the English grammar."""
+    """Return the slot values ``text`` asserts about its speaker, read by the English grammar.
+
+    Only the first ``foreign.MAX_TEXT_CHARS`` are read, as in the other languages.
+    """
     facts: list[Fact] = []
+    text = text[: foreign.MAX_TEXT_CHARS]
     greeted = bool(_GREETING_RE.match(text))
     for raw in _SENTENCE_RE.findall(text):
         sentence = raw.strip()
-        if not sentence or sentence.endswith("?") or len(sentence) > 4 * MAX_CLAUSE_CHARS:
+        if not sentence or len(sentence) > 4 * MAX_CLAUSE_CHARS:
             continue
+        if sentence.endswith("?"):  # only what is said before the question asserts
+            tail = _QUESTION_TAIL_RE.search(sentence)
+            checked = tail is not None and _TAG_TAIL_RE.search(tail.group())
+            sentence = sentence[: tail.start()].strip() if tail and not checked else ""
+            if not sentence:
+                continue
         if _HEDGE_RE.search(sentence):
             continue
         for part in _CLAUSE_RE.split(sentence):
@@ -773,13 +820,23 @@ def _speaks(text: str) -> bool:
     return _SPEAKER_RE.search(text) is not None or foreign.speaks_of_itself(text)
 
 
+def mentions(text: str, value: str) -> bool:
+    """Say whether ``text`` holds ``value`` as whole words, case aside."""
+    return _mentions(text, value)
+
+
 def _mentions(text: str, value: str) -> bool:
     """Say whether ``text`` holds ``value`` as whole words ("Alexandra" does not hold "Alex")."""
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
 
-def contradicted(reply: str, user_facts: Mapping[str, str]) -> list[tuple[str, str]]:
+def contradicted(
+    reply: str, user_facts: Mapping[str, str], *, handed: str = ""
+) -> list[tuple[str, str]]:
     """Return (slot, believed value) for each user fact the reply tells the user wrongly.
+
+    A value the user's message handed over to work on (``handed``: "Translate: Du wohnst in
+    Hamburg" → "You live in Hamburg") is the text's, not a wrong fact about the user.
 
     A small model asked "What's my name and where do I live?" answered "Your name is Lil, and
     you live in Ashwood" while the kernel believed Alex and York. The reply's second-person
@@ -803,19 +860,24 @@ def contradicted(reply: str, user_facts: Mapping[str, str]) -> list[tuple[str, s
         if current is None:
             continue
         said, known = fact.value.casefold(), current.casefold()
-        if known not in said and said not in known:
+        if known not in said and said not in known and not _mentions(handed, fact.value):
             found.append((fact.slot_key, current))
     return found
 
 
-def stale_mentions(reply: str, corrections: dict[str, str]) -> list[tuple[str, str]]:
+def stale_mentions(
+    reply: str, corrections: dict[str, str], *, handed: str = ""
+) -> list[tuple[str, str]]:
     """Return (old, current) for each corrected value the reply states without the current one.
 
     ``corrections`` maps a superseded value of a user fact to its current value. A reply that
-    says "Lisbon" while the user now lives in Porto (and never says "Porto") is stale.
+    says "Lisbon" while the user now lives in Porto (and never says "Porto") is stale, unless
+    the text the user handed over says it (``handed``: "Translate: I grew up in Lisbon").
     """
     found = []
     for old, current in corrections.items():
+        if _mentions(handed, old):
+            continue
         if _mentions(reply, old) and not _mentions(reply, current):
             found.append((old, current))
     return found

@@ -726,6 +726,10 @@ def _clauses(folded: str, code: str) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
+_LAST_CONJUNCTION = re.compile(r"\s+(?:y|e|et|und|o|ou|oder|ed|ma|mais|pero|mas|aber)$")
+"""A conjunction left at a value's end when the next clause was cut off ("marisco y")."""
+
+
 def _clean(raw: str, folded: str, code: str, slot: str) -> str:
     """Cut one value out of the words after a slot's verb (original and folded, same length)."""
     grammar = GRAMMARS[code]
@@ -751,6 +755,9 @@ def _clean(raw: str, folded: str, code: str, slot: str) -> str:
         if lead is not None and lead.end() < len(folded) and raw[:1].islower():
             raw, folded = raw[lead.end() :], folded[lead.end() :]
         raw, folded = raw.rstrip(" .,!;:"), folded.rstrip(" .,!;:")
+        conjunction = _LAST_CONJUNCTION.search(folded)  # "al marisco y [vivo en Cádiz]"
+        if conjunction is not None:
+            raw, folded = raw[: conjunction.start()], folded[: conjunction.start()]
     value = raw.strip(" \t\"'“”‘’«».,!:;-")
     words = value.split()
     most = MAX_VALUE_WORDS + (4 if slot in LIST_SLOTS else 0)

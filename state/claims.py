@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kernel.facts import STATED_SLOTS, extract_facts
 from kernel.memory import USER_ENTITY, inferred_confidence, valid_slot
+from kernel.mention import own_words
 from state.records import MemoryEntry
 from state.tiers import normalise_value
 
@@ -244,12 +245,13 @@ def stated_problem(slot: str, value: str, text: str) -> str:
     inference pass claimed "name = JVM" and "location = low latency services" from a question
     about garbage collectors: such a claim stands only when a sentence of the cited memory that
     carries the value is a first-person assertion (not a question), e.g. "Oslo is cold in
-    winter, and I live there."
+    winter, and I live there.", in the user's own words (``kernel.mention``: not in a text the
+    user handed over, "Translate: I live in Boston").
     """
     if slot not in STATED_SLOTS:
         return ""
     wanted = set(words(value))
-    for sentence in _SENTENCE_SPLIT.findall(text):
+    for sentence in _SENTENCE_SPLIT.findall(own_words(text)):  # not a text handed over
         said = words(sentence)
         if wanted <= said and said & _FIRST_PERSON and not sentence.rstrip().endswith("?"):
             # the statement grammar reads the value as another fact ("Actually I moved to

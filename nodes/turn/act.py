@@ -20,6 +20,7 @@ from kernel.facts import (
     Fact,
     believed,
     contradicted,
+    mentions,
     misattributed,
     said_to_user,
     stale_mentions,
@@ -28,6 +29,7 @@ from kernel.facts import (
 )
 from kernel.grammar import greeting_opener, render_reply
 from kernel.injection import wrap
+from kernel.mention import handed_over, own_words, translation
 from kernel.norms import (
     acknowledgement,
     language_of,
@@ -336,7 +338,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         ),
     ]
     if state.surface.modality != "greeting":  # "Good morning!" answered "Good morning!" is fine
-        draft = strip_echo(draft, state.user_text)
+        draft = strip_echo(draft, own_words(state.user_text))  # a text handed over is no echo
     # The prompt's own rules said back ("Finally, never use …"), and a rule's acknowledgement copied
     # from an earlier reply ("Understood — I won't use bullet points …" to an unrelated question):
     # the kernel acknowledges a norm itself, in the turn that records it (where the draft may be
@@ -391,8 +393,11 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         draft = "" if noted or answered else book.fallbacks[state.surface.modality]
         said = "the facts it stated are acknowledged" if noted else answered or "fallback used"
         degraded.append(f"compose_final: {missing}; {said}")
-    # A text in the user's voice ("Write my cover letter") makes the user's claims, not the agent's.
+    # A text in the user's voice ("Write my cover letter") makes the user's claims, not the agent's;
+    # a text the user handed over ("Translate to German: I live in Berlin") makes the text's.
     voiced = writes_for_user(state.user_text)
+    handed = handed_over(state.user_text)
+    translated = translation(state.user_text)
     unsupported = [] if voiced else unsupported_personal_claims(draft, sources)
     for sentence in unsupported:
         draft = draft.replace(sentence, HYPOTHESIS_TAG + sentence, 1)
@@ -422,14 +427,23 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         reply = state.norm_ack
     # "I live in Porto": a small model says the user's facts as its own; say them to the user
     # (not in a text written in the user's voice: "Write my cover letter" -> "I am a nurse …").
+    # A corrected or summarised text says what its text says ("You live in Hamburg"): a value
+    # the user handed over is neither the agent speaking of itself nor a wrong fact told to the
+    # user; every other value of the reply is still checked. A translation says all of it in
+    # other words ("Ich wohne in Berlin"), so none of its values is checked.
     own = state.me.psyche.persona.name
-    theirs = {} if voiced else state.user_facts
+    believed_facts = {} if translated else state.user_facts
+    theirs = {
+        slot: value
+        for slot, value in ({} if voiced else believed_facts).items()
+        if not mentions(handed, value)
+    }
     for clause in misattributed(reply, theirs, own_name=own):
         reply = said_to_user(reply, clause)
     # "Where do I live now?": a reply that does not say what the user told the agent gets it;
     # so does one that tells the user something else ("Your name is Lil" to Alex).
     owed_facts = untold(reply, state.asked_facts)
-    for slot, value in contradicted(reply, state.user_facts):
+    for slot, value in contradicted(reply, believed_facts, handed=handed):
         owed_facts.setdefault(slot, value)
     if owed_facts:
         facts = book.fact_sep.join(
@@ -439,7 +453,9 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # A reply that restates a corrected fact gets the correction (the model may ignore beliefs).
     kept += [
         book.correction.format(old=old, current=current)
-        for old, current in stale_mentions(reply, state.corrections)
+        for old, current in stale_mentions(
+            reply, {} if translated else state.corrections, handed=handed
+        )
     ]
     # Checked answers and refusals come last, after the norms: a sentence limit never cuts them.
     reply = ("\n\n".join([reply, *kept]) if kept else reply).strip() or "…"

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai, speech
 from kernel.facts import without_hypotheses
+from kernel.mention import own_words
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
@@ -346,9 +347,11 @@ def _draft(
     # goes before Λ scores the candidate, so Λ weighs what is left, and a candidate that was only
     # an echo ("") is ineligible: lambda_select asks for a re-draft, or composition acknowledges.
     # "Good morning!" answered "Good morning!" is no echo worth removing.
+    # A text handed over to work on is no echo when the draft gives it back corrected or
+    # rephrased: only the user's own words are ("Proofread this: …").
     echoed = False
     if ok and state.surface.modality != "greeting":
-        cleaned = strip_echo(text, state.user_text)
+        cleaned = strip_echo(text, own_words(state.user_text))
         echoed, text = cleaned != text, cleaned
     candidate = Candidate(
         id=f"c{len(state.candidates) + 1}",

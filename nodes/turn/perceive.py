@@ -12,6 +12,7 @@ import re
 
 from kernel import learning, skai
 from kernel.facts import recall_question
+from kernel.mention import own_words
 from kernel.text import (
     CONSTRAINT,
     GREETINGS,
@@ -170,6 +171,7 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         ]
     norms = _norms(state, deps, trusted=trusted)
     beliefs = deps.belief_context(state.user_text)  # after this turn's own statements count
+    asked = own_words(state.user_text)  # "Translate: where do I live?" asks the user nothing
     fresh = TurnState(user_text=state.user_text)
     # Every per-turn field starts fresh (the thread's checkpoint holds the previous turn);
     # only the input and the bounded history carry over.
@@ -187,8 +189,8 @@ def ingest(state: TurnState, *, deps: Services) -> Update:
         "corrections": deps.belief_corrections(),
         "user_facts": deps.user_facts(),
         "asked_facts": (
-            deps.asked_facts(state.user_text)
-            if trusted and state.source == "user" and recall_question(state.user_text)
+            deps.asked_facts(asked)
+            if trusted and state.source == "user" and recall_question(asked)
             else {}
         ),
         "context_memories": memories,

@@ -47,3 +47,27 @@ def test_a_correction_in_chat_supersedes_the_belief(
     assert texts.index("Actually, I moved to Porto last month.") < texts.index("I live in Lisbon.")
     for claim in store.tiers.claims():  # whatever Tier C inferred from the real model
         assert claim.confidence <= 0.70 and claim.provenance
+
+
+def test_a_text_to_translate_is_not_believed_as_the_users(
+    instance: Instance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever the model replies, the text's first person is not the user's (kernel.mention):
+    the old home in the text neither comes back as the belief nor gets the reply "corrected"."""
+    run(capsys, "chat", "--once", "I live in Lisbon.", "--json")
+    run(capsys, "chat", "--once", "Actually, I moved to Porto.", "--json")
+    turn = json.loads(
+        run(
+            capsys,
+            "chat",
+            "--once",
+            "Translate into Portuguese: I live in Lisbon and I work at Siemens.",
+            "--json",
+        )
+    )
+    assert turn["reply"].strip()
+    assert "Correction" not in turn["reply"]  # a translation naming Lisbon is not stale
+    store = MemoryStore(instance.memory_dir, index_path=instance.chroma_dir)
+    slot = store.tiers.resolve_slot(USER_ENTITY, "user.profile.location")
+    assert slot is not None and slot.value == "Porto"
+    assert store.tiers.resolve_slot(USER_ENTITY, "user.profile.employer") is None

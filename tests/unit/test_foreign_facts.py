@@ -213,3 +213,8 @@ def test_a_users_fact_the_agent_says_of_itself_in_spanish_is_not_told() -> None:
     assert untold("Estoy en Valencia.", facts) == facts
     assert untold("Vives en Valencia.", facts) == {}
     assert untold("Por lo que me contaste, vives en Valencia.", facts) == {}
+
+
+def test_a_value_does_not_keep_the_and_of_the_next_clause() -> None:
+    found = {f.slot_key: f.value for f in extract_facts("Soy alérgica al marisco y vivo en Cádiz.")}
+    assert found == {"user.health.allergy": "marisco", "user.profile.location": "Cádiz"}

@@ -157,6 +157,26 @@ def test_a_statement_of_one_fact_is_no_support_for_another(instance: Instance) -
     assert [(c.slot_key, c.value) for c in claims] == [("user.profile.location", "Gothenburg")]
 
 
+def test_a_text_handed_over_to_work_on_supports_no_claim_about_the_user(
+    instance: Instance,
+) -> None:
+    """A small model reading "Translate to German: I live in Boston" may claim Boston as home."""
+    answer = claims_json(
+        ("m1", "user.profile.location", "Boston", 0.6),
+        ("m1", "user.profile.occupation", "teacher", 0.5),
+        ("m2", "user.profile.location", "Leeds", 0.6),
+    )
+    deps, claims, _ = run(
+        instance,
+        answer,
+        "Translate to German: I live in Boston and I'm a teacher.",
+        "I live in Leeds, and a pupil wrote this for me: I live in Boston.",
+    )
+    assert [(c.slot_key, c.value) for c in claims] == [("user.profile.location", "Leeds")]
+    [note] = kernel_notes(deps)
+    assert sum("no first-person statement" in r for r in note.meta["dropped"]) == 2
+
+
 def test_one_value_may_be_two_facts_the_statement_says(instance: Instance) -> None:
     answer = claims_json(
         ("m1", "user.profile.employer", "Oxford", 0.6),

@@ -1,0 +1,104 @@
+"""Translating, correcting and quoting through the real turn graph: the text's first person is not
+the user's, and the reply's translation stays as the model wrote it.
+
+Before ``kernel.mention``, "Translate to English: Me llamo Ana y vivo en Sevilla" turned the user
+Peter of Berlin into Ana of Sevilla (the next "Where do I live?" got "Correction: Berlin is out of
+date; it is Sevilla now"), "Translate to German: I live in Berlin and I work at Siemens" stored
+Siemens as the user's employer, and the model's "Ich wohne in Berlin …" was said back to the user
+as "Dein Wohnort ist Berlin …" (a user fact in the agent's mouth).
+"""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from graph.builder import build_turn_graph
+from graph.checkpoints import sqlite_saver
+from graph.session import run_turn
+from state.instance import Instance
+from tests.graph.conftest import scripted_deps
+from tests.scripted import ScriptedChatModel
+
+ANSWERS = {
+    "Berlin.": "Nice to meet you, Peter!",
+    "Siemens.": "Ich wohne in Berlin und arbeite bei Siemens.",
+    "Sevilla.": "My name is Ana and I live in Seville.",
+    "live?": "¿Dónde vivo?",
+    "Leeds.": "I live in Leeds and I'm a nurse there.",
+    "love it.": "I live in Berlin and I love it.",
+}
+PETER = {"user.profile.name": "Peter", "user.profile.location": "Berlin"}
+
+
+def test_a_text_to_translate_changes_no_belief_and_its_translation_stays(
+    instance: Instance, tmp_path: Path
+) -> None:
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        said = str(messages[-1].content).rstrip()
+        return next((a for q, a in ANSWERS.items() if said.endswith(q)), "You live in Berlin.")
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "tw.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "My name is Peter and I live in Berlin.")
+        assert deps.user_facts() == PETER
+
+        german = run_turn(compiled, "Translate to German: I live in Berlin and I work at Siemens.")
+        assert german.reply.startswith("Ich wohne in Berlin und arbeite bei Siemens.")
+        assert deps.user_facts() == PETER  # no employer
+
+        english = run_turn(compiled, "Translate to English:\nMe llamo Ana y vivo en Sevilla.")
+        assert english.reply.startswith("My name is Ana and I live in Seville.")
+        assert "told me" not in english.reply and "Correction" not in english.reply
+        assert deps.user_facts() == PETER
+
+        # a question inside the text asks the user nothing: no recalled facts are added
+        asked = run_turn(compiled, "Translate into Spanish: where do I live?")
+        assert asked.asked_facts == {}
+        assert "told me" not in asked.reply
+
+        # a text to correct keeps its first person: not said back as the user's fact
+        fixed = run_turn(compiled, "Proofread this: i live in Berlin and I love it.")
+        assert fixed.reply.startswith("I live in Berlin and I love it.")
+        assert deps.user_facts() == PETER
+
+        # someone else's words, reported, and then the user's own question
+        run_turn(compiled, "My sister texted me this: I moved to Leeds.")
+        assert deps.user_facts() == PETER
+        home = run_turn(compiled, "Where do I live?")
+        assert home.asked_facts == {"user.profile.location": "Berlin"}
+        assert "Berlin" in home.reply
+
+
+def test_a_request_keeps_every_check_on_what_the_reply_says_beyond_the_text(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Only the values of a text handed over are exempt: a meal plan that gets the user's allergy
+    wrong is corrected, a translation that says another allergy is not."""
+    answers = {
+        "penicillin.": "Noted, thanks.",
+        "week.": "Here is your plan. You are allergic to shellfish, so avoid prawns.",
+        "Schalentiere.": "You are allergic to shellfish.",
+    }
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        said = str(messages[-1].content).rstrip()
+        return next((a for q, a in answers.items() if said.endswith(q)), "Sure.")
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "tw2.sqlite") as saver:
+        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+        run_turn(compiled, "I'm allergic to penicillin.")
+        assert deps.user_facts() == {"user.health.allergy": "penicillin"}
+
+        plan = run_turn(compiled, "Write me a meal plan for this week.")
+        assert "you are allergic to penicillin" in plan.reply.casefold()
+
+        english = run_turn(
+            compiled, "Translate into English: Du bist allergisch gegen Schalentiere."
+        )
+        assert english.reply.startswith("You are allergic to shellfish.")
+        assert "penicillin" not in english.reply
+        assert deps.user_facts() == {"user.health.allergy": "penicillin"}
