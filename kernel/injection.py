@@ -94,6 +94,7 @@ from kernel.injection_patterns import (
     USER_ROLES,
 )
 from kernel.shadow import confusable_table, decode_escapes
+from kernel.text import merge_spans
 from kernel.tool_output import neutralise
 
 Trust = Literal["trusted", "untrusted_external", "derived_summary"]
@@ -903,13 +904,7 @@ def _find_role_frames(text: str) -> list[tuple[int, int]]:
     react = {m.group(1).lower() for m in _REACT_RE.finditer(text)}
     if "observation" in react and react & {"action", "thought"} and _FRAMED_CUE_RE.search(text):
         spans += [(m.start(1), m.end()) for m in _REACT_RE.finditer(text)]
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
+    return merge_spans(spans)
 
 
 # =========================================================================== sanitize

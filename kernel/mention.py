@@ -42,6 +42,7 @@ import re
 from functools import cache
 
 from kernel.foreign_facts import fold
+from kernel.text import merge_spans
 
 MAX_TEXT_CHARS = 4000
 """Requests are looked for in a message's first 4,000 characters (facts are read no further)."""
@@ -625,17 +626,7 @@ def _translates(request: str) -> bool:
 
 def material(text: str) -> list[tuple[int, int]]:
     """Return the spans (start, end) of ``text`` handed over: not the user's own words."""
-    return _merged([(a, b) for a, b, _ in _handed(text)])
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
+    return merge_spans((a, b) for a, b, _ in _handed(text))
 
 
 def works_on_text(text: str) -> bool:

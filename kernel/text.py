@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+(?:[.,]\d+)?", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"'”’)\]*_])\s+|(?<=[.!?]\*\*)\s+|\n+")
@@ -160,6 +160,17 @@ def _echoes(part: str, said: str, target: str, targets: list[str]) -> bool:
     """Say whether one sentence of a reply says the message (or one of ``targets``) back."""
     squashed = _squash(part)
     return target in squashed or any(t in f" {squashed} " for t in targets) or near_echo(part, said)
+
+
+def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Return ``spans`` (start, end) sorted, overlapping or touching ones merged into one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def strip_echo(reply: str, said: str, *, min_chars: int = 12) -> str:

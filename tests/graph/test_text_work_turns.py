@@ -8,7 +8,8 @@ Siemens as the user's employer, and the model's "Ich wohne in Berlin …" was sa
 as "Dein Wohnort ist Berlin …" (a user fact in the agent's mouth).
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from langchain_core.messages import BaseMessage
 
 from graph.builder import build_turn_graph
 from graph.checkpoints import sqlite_saver
+from graph.deps import Deps
 from graph.session import run_turn
 from state.instance import Instance
 from tests.graph.conftest import scripted_deps
@@ -32,16 +34,28 @@ ANSWERS = {
 PETER = {"user.profile.name": "Peter", "user.profile.location": "Berlin"}
 
 
+@contextmanager
+def turns(
+    instance: Instance, path: Path, answers: Mapping[str, str], otherwise: str
+) -> Iterator[tuple[Deps, Any]]:
+    """The real turn graph on a scripted model answering by how the message ends."""
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        said = str(messages[-1].content).rstrip()
+        return next((a for q, a in answers.items() if said.endswith(q)), otherwise)
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(path) as saver:
+        yield deps, build_turn_graph(deps).compile(checkpointer=saver)
+
+
 def test_a_text_to_translate_changes_no_belief_and_its_translation_stays(
     instance: Instance, tmp_path: Path
 ) -> None:
-    def respond(messages: Sequence[BaseMessage]) -> str:
-        said = str(messages[-1].content).rstrip()
-        return next((a for q, a in ANSWERS.items() if said.endswith(q)), "You live in Berlin.")
-
-    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
-    with sqlite_saver(tmp_path / "tw.sqlite") as saver:
-        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+    with turns(instance, tmp_path / "tw.sqlite", ANSWERS, "You live in Berlin.") as (
+        deps,
+        compiled,
+    ):
         run_turn(compiled, "My name is Peter and I live in Berlin.")
         assert deps.user_facts() == PETER
 
@@ -83,13 +97,7 @@ def test_a_request_keeps_every_check_on_what_the_reply_says_beyond_the_text(
         "Schalentiere.": "You are allergic to shellfish.",
     }
 
-    def respond(messages: Sequence[BaseMessage]) -> str:
-        said = str(messages[-1].content).rstrip()
-        return next((a for q, a in answers.items() if said.endswith(q)), "Sure.")
-
-    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
-    with sqlite_saver(tmp_path / "tw2.sqlite") as saver:
-        compiled: Any = build_turn_graph(deps).compile(checkpointer=saver)
+    with turns(instance, tmp_path / "tw2.sqlite", answers, "Sure.") as (deps, compiled):
         run_turn(compiled, "I'm allergic to penicillin.")
         assert deps.user_facts() == {"user.health.allergy": "penicillin"}
 
