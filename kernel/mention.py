@@ -39,7 +39,7 @@ The chosen trade-off: a fact written inside material is lost rather than a false
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from kernel.foreign_facts import fold
 from kernel.text import merge_spans
@@ -513,11 +513,17 @@ def _transcript(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _handed(text: str) -> list[tuple[int, int, bool]]:
+@lru_cache(maxsize=64)
+def _handed(text: str) -> tuple[tuple[int, int, bool], ...]:
     """Return (start, end, translated) for each span of ``text`` handed over.
 
-    ``translated``: the request that handed it over asks for a translation (or a meaning).
+    ``translated``: the request that handed it over asks for a translation (or a meaning). A turn
+    asks about its message several times (facts, recall, echo, checks): the answer is kept.
     """
+    return tuple(_find_handed(text))
+
+
+def _find_handed(text: str) -> list[tuple[int, int, bool]]:
     size = len(text)
     found = [(a, b, False) for a, b in _transcript(text) + _quoted(text[:MAX_TEXT_CHARS])]
     folded = fold(text)
