@@ -20,13 +20,20 @@ agent to keep what follows ("Note this:", "Segnati questo:") is the user's own s
 
 What is handed over (the **material**):
 
-* after a colon, a pointer with text after it ("Proofread this for me?" and the text below it,
-  "the following"), or a line break or quotation right after the request or introduction: the
-  rest of the message;
-* a request pointing back ("… I'm a teacher — translate that into Italian", "pásalo al inglés",
-  "Translate this." at the end): everything before it;
-* otherwise the request itself ("Translate I work at Google into French");
-* and every line of a pasted chat (two or more lines opening "Name:").
+* after a colon (not "8:00"), after "the following", or after a line break or quotation right
+  after a request that names or points at its text ("Proofread this for me?" and the text below
+  it, "Fix the typos"): the rest of the message; a colon followed by a quotation hands over only
+  the quotation;
+* a request to translate or correct that ends the message pointing back ("Ich wohne in Hamburg.
+  Translate that.", "pásalo al inglés"): everything before it; one inside a sentence ("… I'm a
+  teacher — translate that into Italian"): its sentence;
+* otherwise a translate-or-correct request's own clause ("Translate I work at Google into French");
+* a quotation with a first-person word, wherever it stands (a quoted name or title is not);
+* and every line of a pasted chat (two or more lines opening "Name:", heading words aside).
+
+A request to make a new text ("Write a recipe") hands over only what follows its colon, and not
+even that when the text is the user's own ("Write my cover letter: I'm a nurse …"); a request on
+a topic ("Check my symptoms", "Review my diet") hands over nothing.
 
 What a user tells the agent in the same message before the request still counts ("I live in Oslo.
 Can you translate this into Norwegian: good morning"). Quoted text needs no rule: a statement
