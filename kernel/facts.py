@@ -811,7 +811,7 @@ def untold(reply: str, facts: Mapping[str, str]) -> dict[str, str]:
     return {
         slot: value
         for slot, value in facts.items()
-        if not any(_mentions(piece, value) for piece in neutral)
+        if not any(mentions(piece, value) for piece in neutral)
     }
 
 
@@ -821,11 +821,6 @@ def _speaks(text: str) -> bool:
 
 
 def mentions(text: str, value: str) -> bool:
-    """Say whether ``text`` holds ``value`` as whole words, case aside."""
-    return _mentions(text, value)
-
-
-def _mentions(text: str, value: str) -> bool:
     """Say whether ``text`` holds ``value`` as whole words ("Alexandra" does not hold "Alex")."""
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.IGNORECASE) is not None
 
@@ -860,7 +855,7 @@ def contradicted(
         if current is None:
             continue
         said, known = fact.value.casefold(), current.casefold()
-        if known not in said and said not in known and not _mentions(handed, fact.value):
+        if known not in said and said not in known and not mentions(handed, fact.value):
             found.append((fact.slot_key, current))
     return found
 
@@ -876,8 +871,8 @@ def stale_mentions(
     """
     found = []
     for old, current in corrections.items():
-        if _mentions(handed, old):
+        if mentions(handed, old):
             continue
-        if _mentions(reply, old) and not _mentions(reply, current):
+        if mentions(reply, old) and not mentions(reply, current):
             found.append((old, current))
     return found

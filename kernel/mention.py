@@ -48,10 +48,11 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
+from kernel import foreign_facts
 from kernel.foreign_facts import fold
 from kernel.text import merge_spans
 
-MAX_TEXT_CHARS = 4000
+MAX_TEXT_CHARS = foreign_facts.MAX_TEXT_CHARS
 """Requests are looked for in a message's first 4,000 characters (facts are read no further)."""
 MAX_CLAUSE_CHARS = 200
 """A request opens its clause: a clause is read this far, so no pattern runs over a long text."""
@@ -640,11 +641,6 @@ def _translates(request: str) -> bool:
 def material(text: str) -> list[tuple[int, int]]:
     """Return the spans (start, end) of ``text`` handed over: not the user's own words."""
     return merge_spans((a, b) for a, b, _ in _handed(text))
-
-
-def works_on_text(text: str) -> bool:
-    """Say whether ``text`` hands the agent a text to work on (to translate, correct, …)."""
-    return bool(material(text))
 
 
 _TRANSLATE_RE = re.compile(

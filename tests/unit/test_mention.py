@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kernel.facts import contradicted, extract_facts, recall_question, stale_mentions
-from kernel.mention import handed_over, material, own_words, translation, works_on_text
+from kernel.mention import handed_over, material, own_words, translation
 
 
 def facts(text: str) -> dict[str, str]:
@@ -42,7 +42,7 @@ def facts(text: str) -> dict[str, str]:
     ],
 )
 def test_a_text_to_work_on_states_nothing_about_the_user(message: str) -> None:
-    assert works_on_text(message)
+    assert material(message)
     assert facts(message) == {}
 
 
