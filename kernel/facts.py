@@ -259,7 +259,12 @@ def english_facts(text: str) -> list[Fact]:
                 ("student", "pupil")
             )
             place = _workplace(clause, sentence) if works else None
-            for found in (fact, Fact(EMPLOYER, place, sentence) if place else None):
+            also = Fact(EMPLOYER, place, sentence) if place else None
+            role = _role_after(clause) if fact.slot_key == EMPLOYER else None
+            job = _occupation(f"I work as {clause[role.end() :]}") if role is not None else None
+            if job:  # "I work at Amazon as a recruiter": the job too
+                also = Fact(OCCUPATION, job, sentence)
+            for found in (fact, also):
                 if found is not None and all(f.slot_key != found.slot_key for f in facts):
                     facts.append(replace(found, clause=part.strip()))
     return facts
@@ -367,8 +372,18 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
                 if place is None and where and not _NOT_EMPLOYER_RE.match(where.group(1)):
                     place = _clean_value(where.group(1)) or None
                 return Fact(slot_key, place, sentence) if place else None
+            ending = sentence
+            if slot_key == EMPLOYER:
+                quoted = _QUOTED_RE.match(raw)  # 'at "Marks and Spencer"': the whole name
+                if quoted is not None:
+                    value = _clean_value(quoted.group(1), keep_lists=True)
+                    return Fact(slot_key, value, sentence) if value else None
+                role = _role_after(raw)  # "at Amazon as a recruiter": the job is not the name
+                if role is not None:  # the name ends where the role begins
+                    raw = raw[: role.start()]
+                    value, ending = _clean_value(raw), f" at {raw}"
             if slot_key == EMPLOYER and value:  # "I work at Procter and Gamble": one name
-                place = _workplace(f" at {raw}", sentence)
+                place = _workplace(f" at {raw}", ending)
                 town = bool(
                     place and value.startswith(place) and _IN_TOWN_RE.match(value[len(place) :])
                 )
@@ -376,6 +391,23 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
                     value = place  # "B&Q in Leeds" is B&Q; not "AT" of AT&T
             return Fact(slot_key, value, sentence) if value else None
     return None
+
+
+_ROLE_RE = re.compile(r"\s+as\s+(?=\S)", re.IGNORECASE)
+_QUOTED_RE = re.compile(r"^[\"“]([^\"“”]+)[\"”]")
+"""A name written in double quotes ('I work at "Marks and Spencer" now'): the quotes bound it
+(single quotes are apostrophes too: 'Joe's Diner')."""
+
+
+def _role_after(raw: str) -> re.Match[str] | None:
+    """Return where "as …" follows an employer's name ("Amazon as a recruiter"), if it does.
+
+    The words after "as" are read as "I work as …" is: a job, or none ("as part of a team").
+    """
+    role = _ROLE_RE.search(raw)
+    if role is None or _occupation(f"I work as {raw[role.end() :]}") is None:
+        return None
+    return role
 
 
 def _held(job: str) -> str:

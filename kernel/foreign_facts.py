@@ -758,6 +758,10 @@ def _clean(raw: str, folded: str, code: str, slot: str) -> str:
         conjunction = _LAST_CONJUNCTION.search(folded)  # "al marisco y [vivo en Cádiz]"
         if conjunction is not None:
             raw, folded = raw[: conjunction.start()], folded[: conjunction.start()]
+    if slot == OCCUPATION:  # "insegnante di Palermo", "Ingenieur aus Berlin": where from
+        origin = _ORIGIN.search(raw)
+        if origin is not None:
+            raw = raw[: origin.start()]
     value = raw.strip(" \t\"'“”‘’«».,!:;-")
     words = value.split()
     most = MAX_VALUE_WORDS + (4 if slot in LIST_SLOTS else 0)
@@ -888,10 +892,26 @@ def _opens_statement(folded: str, code: str) -> bool:
     return any(pattern.match(folded) for _, pattern in _statements(code))
 
 
+_ORIGIN = re.compile(r"\s(?:de|di|da|du|des|aus|von)\s+(?=[A-ZÀ-Ý])")
+"""Where a job's holder comes from, after the job ("un'insegnante di Palermo", "Ingenieur aus
+Berlin"); a subject in lower case is part of the job ("profesora de francés")."""
+_TOWN_PREPOSITIONS = {"es": (), "pt": (), "fr": ("a",), "it": ("a",), "de": ()}
+"""Prepositions that open a town, not a company: a bare name after one is where the job is done
+("pharmacien à Bruxelles", "ingegnere a Milano"); a company takes "chez", "pour", "presso", "in"
+or an article ("à l'hôpital Necker", "all'Ospedale San Raffaele"). Spanish "en" and Portuguese
+"em" open both ("ingeniero en Mercado Libre", "profesora en Granada"): the name is kept."""
+
+
 def _workplace(raw: str, folded: str, code: str) -> str:
     """Return the named place after a job ("enfermera en el Hospital La Paz" -> its name)."""
     match = _compiled(code, "workplace").search(folded)
     if match is None:
+        return ""
+    preposition = folded[match.start() : match.start("w")].strip()
+    if (
+        preposition in _TOWN_PREPOSITIONS[code]
+        and raw[match.start("w") : match.start("w") + 1].isupper()
+    ):
         return ""
     place = _clean(raw[match.start("w") :], folded[match.start("w") :], code, EMPLOYER)
     return place if place[:1].isupper() else ""

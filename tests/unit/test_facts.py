@@ -82,6 +82,18 @@ OCCUPATION = "user.profile.occupation"
             {NAME: "Dana", OCCUPATION: "cook", EMPLOYER: "Marks and Spencer"},
         ),
         ("I work at Procter and Gamble and love it.", {EMPLOYER: "Procter and Gamble"}),
+        # the name ends where "as …" begins; a job after it is the occupation
+        ("I work at Lidl as a shift manager.", {EMPLOYER: "Lidl", OCCUPATION: "shift manager"}),
+        (
+            "I work for the NHS as a physio in Bristol.",
+            {EMPLOYER: "the NHS", OCCUPATION: "physio"},
+        ),
+        (
+            "I work at Johnson & Johnson as a chemist.",
+            {EMPLOYER: "Johnson & Johnson", OCCUPATION: "chemist"},
+        ),
+        ("I work for Adobe as part of a small team.", {EMPLOYER: "Adobe"}),
+        ('I work at "Bits and Pieces" now.', {EMPLOYER: "Bits and Pieces"}),
         (
             "I work as a nurse at York Hospital and I love it.",
             {OCCUPATION: "nurse", EMPLOYER: "York Hospital"},

@@ -36,6 +36,13 @@ ALLERGY, LANGUAGES = "user.health.allergy", "user.profile.languages"
             {JOB: "enfermeira", EMPLOYER: "Hospital Santa Maria"},
         ),
         ("Trabajo en un hospital público.", {}),  # no name: no employer
+        # a town after "à" / "a" is where the job is done, not an employer
+        ("Je suis boulangère à Nantes.", {JOB: "boulangère"}),
+        ("Faccio il cuoco a Bologna.", {JOB: "cuoco"}),
+        ("Je suis comptable chez Danone.", {JOB: "comptable", EMPLOYER: "Danone"}),
+        # where the holder of a job is from is not part of the job
+        ("Sono un architetto di Verona.", {JOB: "architetto"}),
+        ("Ich bin Elektriker aus Dresden.", {JOB: "Elektriker"}),
         # a correction's new value; the old one is denied
         ("Ya no vivo en Madrid, ahora vivo en Bilbao.", {LOCATION: "Bilbao"}),
         # series run to the item their "and" opens, never into a new thought
