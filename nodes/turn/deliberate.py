@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai, speech
 from kernel.facts import without_hypotheses
-from kernel.mention import own_words
+from kernel.mention import material, own_words
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
 from nodes.services import Services
@@ -145,6 +145,8 @@ def dual_stream_thoughts(state: TurnState, *, deps: Services, step: str) -> Upda
     assert state.me is not None
     flags = {f"{state.mode}_mode"} if state.mode != "work" else set()
     if "briefly" in state.surface.constraints or "only" in " ".join(state.surface.constraints):
+        flags.add("user_wants_only_result")
+    if material(state.user_text):  # a text to translate, correct or summarise: the result only
         flags.add("user_wants_only_result")
     if state.reality.gaps:
         flags.add("meaning_gap")

@@ -110,3 +110,33 @@ def test_a_request_keeps_every_check_on_what_the_reply_says_beyond_the_text(
         assert english.reply.startswith("You are allergic to shellfish.")
         assert "penicillin" not in english.reply
         assert deps.user_facts() == {"user.health.allergy": "penicillin"}
+
+
+def test_a_text_handed_over_gets_the_result_without_a_thought_line(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """SKAi's ⟦ … ⟧ line is suppressed when the user wants only the result: a text to translate,
+    correct or shorten gets the text back, not "Two readings: …" in front of it. The requests
+    below are ones whose sampling draw fires the line when nothing suppresses it (checked)."""
+    from kernel import skai
+    from nodes.turn.deliberate import _draw
+
+    requests = [
+        f"{verb}: {text}"
+        for verb in ("Translate into French", "Proofread this", "Please shorten this")
+        for text in (
+            "The meeting moved to Thursday at ten.",
+            "We shipped the release late because the tests failed twice.",
+            "Our team will visit the factory next month.",
+        )
+    ]
+    with turns(instance, tmp_path / "tw3.sqlite", {}, "Done: here is the text.") as (_, compiled):
+        states = [run_turn(compiled, text) for text in requests]
+    worked = [s for s in states if s.mode != "talk"]
+    assert worked, "the requests reach the work or deep path, where the line is sampled"
+    would_fire = [s for s in worked if _draw(s, "dual") < skai.dual_stream_probability(set())]
+    assert would_fire, "some draw fires the line unless the request suppresses it"
+    for state in worked:
+        assert "⟦" not in state.reply
+        record = next(r for r in state.trace if r.step == "dual_stream_thoughts")
+        assert record.status == "skipped"
