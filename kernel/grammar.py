@@ -36,6 +36,7 @@ from typing import Any, Final, Literal
 from kernel.speech import (
     ENGLISH,
     Phrasebook,
+    join_series,
     lead_lowered,
     opens_with_connector,
     phrasebook,
@@ -526,6 +527,59 @@ def _with_connector(connector: str, item: str, book: Phrasebook) -> str:
     return f"{connector}{book.ordinal_sep}{decapitalize(sentence)}"
 
 
+SHORT_ITEM_WORDS = 6
+"""An unordered list of items this short, none a sentence of its own, reads as one series."""
+
+
+_CLAUSE_VERB_RE = re.compile(
+    r"(?i)(?<![\w'’])(?:is|are|was|were|has|have|had|can|will|does|do|es|son|está|están|é|são"
+    r"|est|sont|ist|sind|è|sono)(?![\w'’])"
+)
+"""A copula or auxiliary: an item that has one says something ("Journal is Apple's diary app")
+and stays a sentence of its own; a series is of things ("chicken, rice and spinach")."""
+
+
+def short_items(items: Sequence[str]) -> bool:
+    """Say whether ``items`` are short phrases ("Chicken", "Rice and spinach"), not sentences."""
+    return bool(items) and all(
+        len(item.split()) <= SHORT_ITEM_WORDS
+        and not re.search(r"[.!?]\s", item + " ")
+        and not _CLAUSE_VERB_RE.search(item)
+        for item in items
+    )
+
+
+def series_of(
+    items: Sequence[str], book: Phrasebook, *, lower: frozenset[str] = frozenset()
+) -> str:
+    """Join short list items as one series ("chicken, rice and spinach"), in ``book``'s language.
+
+    An item's first word loses the capital it had only for opening a list line: by the English
+    rule (``decapitalize``) or the language's (``lead_lowered``), or because the text around it
+    writes that word in lower case (``lower``: "rice" elsewhere makes "Rice and spinach" an
+    item, not a name). Items that hold a series of their own are set off by semicolons
+    ("chicken; rice and spinach"), so no item runs into the next.
+    """
+    bare = [item.strip().rstrip(".;,") for item in items]
+    lowered = []
+    for item in bare:
+        low = decapitalize(item) if book is ENGLISH else lead_lowered(item, book)
+        first = item.split()[0] if item.split() else ""
+        if low == item and first[1:] == first[1:].lower() and first.lower() in lower:
+            low = item[:1].lower() + item[1:]
+        lowered.append(low)
+    nested = any("," in i or book.and_ in f" {i.lower()} " for i in lowered)
+    return "; ".join(lowered) if nested else join_series(lowered, book)
+
+
+_LOWER_WORD_RE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([a-zà-ÿ][a-zà-ÿ'’-]+)\b")
+
+
+def lower_words(text: str) -> frozenset[str]:
+    """Return the words ``text`` writes in lower case (evidence that a capital is only a lead)."""
+    return frozenset(_LOWER_WORD_RE.findall(text))
+
+
 def _list_as_prose(items: Sequence[str], ordered: bool, book: Phrasebook) -> list[str]:
     """Turn list items into sentences joined by connecting phrases (in ``book``'s language)."""
     if len(items) == 1:
@@ -642,6 +696,7 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
     """
     paragraphs: list[tuple[bool, str]] = []  # (is_code, text)
     current: list[str] = []
+    lower = lower_words(" ".join(" ".join(block.parts) for block in blocks))
     after_heading = False
 
     def flush() -> None:
@@ -660,9 +715,16 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
             after_heading = True
             continue
         elif block.kind == "list":
-            # A list continues the paragraph that introduces it.
+            # A list continues the paragraph that introduces it; short phrases are one series.
             book = list_phrasebook(block.parts, language)
-            current.extend(_list_as_prose(block.parts, block.ordered, book))
+            if not block.ordered and len(block.parts) > 1 and short_items(block.parts):
+                series = series_of(block.parts, book, lower=lower)
+                if current and current[-1].endswith(":"):
+                    current[-1] = f"{current[-1]} {series}."
+                else:
+                    current.append(f"{series[:1].upper()}{series[1:]}.")
+            else:
+                current.extend(_list_as_prose(block.parts, block.ordered, book))
         else:
             if not after_heading:
                 flush()

@@ -30,7 +30,7 @@ from typing import Literal, Protocol
 
 from kernel.facts import english_facts
 from kernel.foreign_facts import guess_language, message_language
-from kernel.grammar import decapitalize, list_phrasebook
+from kernel.grammar import decapitalize, list_phrasebook, series_of, short_items
 from kernel.speech import (
     ENGLISH,
     PHRASEBOOKS,
@@ -1077,7 +1077,6 @@ _LIST_LINE = re.compile(
     r"\s+(?P<item>\S.*)$"
 )
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
-SHORT_ITEM_WORDS = 6
 
 
 def _is_list_line(line: str) -> re.Match[str] | None:
@@ -1110,18 +1109,12 @@ def _cap(text: str) -> str:
 
 def _join_items(intro: str | None, items: list[str], numbered: bool, book: Phrasebook) -> str:
     """Turn list items into prose, keeping every item's words (ordinals in ``book``'s language)."""
-    short = all(
-        len(item.split()) <= SHORT_ITEM_WORDS and not re.search(r"[.!?]\s", item + " ")
-        for item in items
-    )
-    if short and not numbered:
-        bare = [item.rstrip(".;,") for item in items]
-        series = join_series(bare, book)
+    if not numbered and short_items(items):
+        series = series_of(items, book)
         if intro is not None:
             lead = intro.rstrip()
             lead = lead[:-1].rstrip() if lead.endswith(":") else lead
-            first = decapitalize(series) if book is ENGLISH else lead_lowered(series, book)
-            return _end(f"{lead}: {first}")
+            return _end(f"{lead}: {series}")
         return _end(_cap(series))
     sentences = []
     ordinals = book.ordinals

@@ -98,6 +98,28 @@ def test_render_narrative_ordered_list_uses_sequence_connectors() -> None:
     assert out == "First, build it. Then, test it. Finally, ship it."
 
 
+@pytest.mark.parametrize(
+    ("draft", "expected"),
+    [  # seen on SmolLM2: "First, Chicken. Also, Rice and Spinach." (no order, no sentences)
+        (
+            "Here are some ideas:\n- Chicken\n- Rice and spinach",
+            "Here are some ideas: Chicken; Rice and spinach.",
+        ),
+        ("Pack these:\n- A hat\n- sunscreen\n- water", "Pack these: a hat, sunscreen and water."),
+        ("Options:\n- Paris\n- Rome\n- Berlin", "Options: Paris, Rome and Berlin."),
+        (  # "rice" in lower case elsewhere: its capital only opened the line
+            "You could make:\n- Rice pudding\n- fried rice",
+            "You could make: rice pudding and fried rice.",
+        ),
+        # steps keep their order words, sentences their own
+        ("Steps:\n1. Boil water\n2. Add pasta", "Steps: First, boil water. Then, add pasta."),
+        ("- Sleep early.\n- Drink water.", "First, sleep early. Also, drink water."),
+    ],
+)
+def test_render_narrative_makes_short_unordered_items_one_series(draft: str, expected: str) -> None:
+    assert render_reply(draft, "narrative") == expected
+
+
 def test_render_narrative_keeps_proper_nouns_capitalised() -> None:
     out = render_reply("- Python is fast\n- Rust is faster", "narrative")
     assert out == "First, Python is fast. Also, Rust is faster."
@@ -362,7 +384,7 @@ def test_render_custom_grammar_validated_even_for_blank_draft(tmp_path: Path) ->
 
 def test_render_narrative_keeps_colon_of_item_introducing_nested_list() -> None:
     out = render_reply("- Setup:\n  - Install it\n  - Run it\n- Done", "narrative")
-    assert out == "Setup: First, install it. Also, run it. Done."
+    assert out == "Setup: install it and run it. Done."
 
 
 def test_render_narrative_lowers_the_verbs_that_open_advice_but_not_names() -> None:
@@ -378,10 +400,7 @@ def test_render_narrative_lowers_the_verbs_that_open_advice_but_not_names() -> N
 @pytest.mark.parametrize(
     ("draft", "expected"),
     [  # a review found titles lowered by the advice verbs: "First, contact (1997)", "slow Horses"
-        (
-            "- Contact (1997)\n- Drive by Daniel Pink",
-            "First, Contact (1997). Also, Drive by Daniel Pink.",
-        ),
+        ("- Contact (1997)\n- Drive by Daniel Pink", "Contact (1997) and Drive by Daniel Pink."),
         (
             "- Slow Horses\n- Journal is Apple's diary app",
             "First, Slow Horses. Also, Journal is Apple's diary app.",

@@ -214,7 +214,7 @@ def test_english_lists_keep_every_connector() -> None:
         (  # an article that opens a name keeps its capital
             "- Las Vegas\n- La Habana\n- Los Ángeles",
             "es",
-            "Primero, Las Vegas. Además, La Habana. Por último, Los Ángeles.",
+            "Las Vegas, La Habana y Los Ángeles.",
         ),
         (
             "- L’eau est bonne.\n- Le Havre est loin.",
