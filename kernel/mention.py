@@ -309,11 +309,17 @@ _JUDGED = (
     r"|c'est correct|e giusto|e corretto|va bene|esta (?:certo|correto)|ta certo"
 )
 """A head asking whether a text is right ("Does this sound natural:", "Is this correct:")."""
+_PERSONS = (
+    r"students?|pupils?|learners?|candidates?|customers?|clients?|applicants?|patients?"
+    r"|colleagues?|coworkers?|boss|friends?|neighbou?rs?|users?|characters?|mum|mom|dad|sister"
+    r"|brother|son|daughter|wife|husband|partner|teacher|cousin|aunt|uncle|niece|nephew"
+    r"|girlfriend|boyfriend|roommate|flatmate|manager|mentor|team ?mate"
+)
+"""People other than the user whose texts a user brings ("my sister's bio")."""
 _OTHERS = (
-    r"(?:(?:my|a|an|the|our|his|her|their)\s+)?(?:[\w'-]+\s+)?(?:students?|pupils?|learners?"
-    r"|candidates?|customers?|clients?|applicants?|patients?|colleagues?|coworkers?|boss|friends?"
-    r"|neighbou?rs?|users?|characters?|he|she|they|you|him|her|mum|mom|dad|sister|brother|son"
-    r"|daughter|wife|husband|partner|teacher)(?:'s)?(?:\s+[\w'-]+)?"
+    r"(?:(?:my|a|an|the|our|his|her|their)\s+)?(?:[\w'-]+\s+)?(?:"
+    + _PERSONS
+    + r"|he|she|they|you|him|her)(?:'s)?(?:\s+[\w'-]+)?"
 )
 """A short head naming someone else ("Student answer:", "My sister:", "You say:"): their words."""
 
@@ -366,7 +372,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "pointed": re.compile(
             rf"(?<![\w'-])(?:{_POINTER}|her|his|their|its|su|sua|seu|son|sa|ses|sein|seine"
-            rf"|ihr|ihre|suo|sua)\s+(?:[\w'-]+\s+)?(?:{_NOUNS}|{_SELF_NOUNS})(?![\w'-])"
+            rf"|ihr|ihre|suo|sua|(?:{_PERSONS})(?:'s|s'))\s+(?:[\w'-]+\s+)?"
+            rf"(?:{_NOUNS}|{_SELF_NOUNS})(?![\w'-])"
         ),
         "clitic": re.compile(rf"(?<![\w'-])[\w'-]*{_CLITIC}(?![\w'-])"),
         "please": re.compile(
@@ -460,7 +467,8 @@ def _introduces(clause: str, *, named: bool = False) -> bool:
     p = _patterns()
     if p["remember"].match(clause) or len(clause.split()) > MAX_HEAD_WORDS:
         return False
-    if _HERE_RE.match(clause) or p["pointed"].search(clause):
+    pointed = p["pointed"].search(clause)
+    if _HERE_RE.match(clause) or (pointed and not _subject_of_statement(clause, pointed)):
         return True
     if p["subject"].match(clause):
         return False
@@ -469,6 +477,19 @@ def _introduces(clause: str, *, named: bool = False) -> bool:
         or p["trailing"].search(clause)
         or (named and not p["first_person"].match(clause) and p["noun"].search(clause))
     )
+
+
+_DETERMINER_RE = re.compile(r"\W*(?:(?:my|our|a|an|the|his|her|their)\s+)?")
+
+
+def _subject_of_statement(clause: str, pointed: re.Match[str]) -> bool:
+    """Say whether the text ``pointed`` names opens ``clause`` as the subject of a statement.
+
+    "My friend's message made me sad" says something of the message; "Here is my colleague's
+    intro", "Can you look over my sister's bio" and "My sister's bio, thoughts?" bring it.
+    """
+    opens = _DETERMINER_RE.fullmatch(clause[: pointed.start()]) is not None
+    return opens and len(clause[pointed.end() :].split()) >= 2
 
 
 def _quoted(text: str) -> list[tuple[int, int]]:

@@ -286,3 +286,21 @@ def test_values_of_a_text_handed_over_are_not_checked_against_the_users_beliefs(
     assert stale_mentions("You live in Hamburg.", {"Hamburg": "Berlin"}, handed=handed) == []
     # a value the text does not hold is checked as before
     assert contradicted("You live in Munich.", beliefs, handed=handed) != []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [  # someone else's text, named by whose it is, then pasted under it
+        "Can you look over my cousin's bio?\n\nI live in Galway and I'm a vet.",
+        "Here's my flatmate's intro, is it too long?\n\nHi, I'm Noor and I live in Bath.",
+        "Thoughts on my manager's email?\n\nI work at Ikea as a buyer.",
+    ],
+)
+def test_a_text_named_as_someone_elses_states_nothing(message: str) -> None:
+    assert facts(message) == {}
+
+
+def test_someones_text_as_the_subject_of_a_statement_hands_nothing_over() -> None:
+    message = "My brother's letter made me laugh.\nI live in Galway now."
+    assert material(message) == []
+    assert facts(message) == {"location": "Galway"}
