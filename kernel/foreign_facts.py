@@ -1008,6 +1008,19 @@ _WORD_SETS = {code: frozenset(words.split()) for code, words in _FUNCTION_WORDS.
 _TOKEN_RE = re.compile(r"[a-zß]+(?:'[a-z]+)?|[a-z]'")
 
 
+def language_scores(text: str) -> dict[str, float]:
+    """Return, per language, how many of its distinct function words ``text`` uses.
+
+    A word of several languages ("a", "do", "me") counts for each, less.
+    """
+    counts = dict.fromkeys(_WORD_SETS, 0.0)
+    for token in set(_TOKEN_RE.findall(fold(text[: MAX_QUESTION_CHARS * 4]))):  # each word once
+        owners = [code for code, words in _WORD_SETS.items() if token in words]
+        for code in owners:
+            counts[code] += 1 / len(owners)
+    return counts
+
+
 def guess_language(text: str, least: float = 1) -> str:
     """Return the language whose function words ``text`` uses most ("en" on a tie, "" if none).
 
@@ -1015,11 +1028,7 @@ def guess_language(text: str, least: float = 1) -> str:
     their languages ("Comment on the budget: where do I live?" stays English). ``least`` is the
     fewest of its distinct words a language needs to be named ("Ho ho ho" is one Italian word).
     """
-    counts = dict.fromkeys(_WORD_SETS, 0.0)
-    for token in set(_TOKEN_RE.findall(fold(text[: MAX_QUESTION_CHARS * 4]))):  # each word once
-        owners = [code for code, words in _WORD_SETS.items() if token in words]
-        for code in owners:  # a word of several languages ("a", "do", "me") counts for each, less
-            counts[code] += 1 / len(owners)
+    counts = language_scores(text)
     best = max(counts, key=lambda code: counts[code])
     if counts[best] > counts["en"] and counts[best] >= least:
         return best

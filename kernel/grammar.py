@@ -549,6 +549,31 @@ def short_items(items: Sequence[str]) -> bool:
     )
 
 
+THING_ITEM_WORDS = 3
+"""A numbered list of items this short that are things, not steps ("1. Carrot 2. Broccoli"), has
+no order to tell: it is a series too."""
+
+
+def _a_step(item: str) -> bool:
+    """Say whether a short English list item is a step ("Boil water", "Pour the milk")."""
+    words = item.split()
+    first = words[0].lower() if words else ""
+    return (
+        first in _ADVICE_VERBS | _NOUN_VERBS
+        or _OBJECT_NEXT.match(item[len(words[0]) :] if words else "") is not None
+        or (first in _COMMON_LEADS and first not in {"a", "an", "the"} and len(words) > 1)
+    )
+
+
+def things(items: Sequence[str], book: Phrasebook) -> bool:
+    """Say whether numbered ``items`` name things whose numbers order nothing ("1. Carrot")."""
+    if not short_items(items) or any(len(i.split()) > THING_ITEM_WORDS for i in items):
+        return False
+    if book is ENGLISH:
+        return not any(_a_step(i.strip()) for i in items)
+    return all(len(i.split()) == 1 for i in items)
+
+
 def series_of(
     items: Sequence[str], book: Phrasebook, *, lower: frozenset[str] = frozenset()
 ) -> str:
@@ -717,7 +742,8 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
         elif block.kind == "list":
             # A list continues the paragraph that introduces it; short phrases are one series.
             book = list_phrasebook(block.parts, language)
-            if not block.ordered and len(block.parts) > 1 and short_items(block.parts):
+            ordered = block.ordered and not things(block.parts, book)
+            if not ordered and len(block.parts) > 1 and short_items(block.parts):
                 series = series_of(block.parts, book, lower=lower)
                 if current and current[-1].endswith(":"):
                     current[-1] = f"{current[-1]} {series}."

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from kernel.facts import english_facts
-from kernel.foreign_facts import guess_language, message_language
+from kernel.foreign_facts import guess_language, language_scores, message_language
 from kernel.grammar import decapitalize, list_phrasebook, series_of, short_items
+from kernel.mention import material
 from kernel.speech import (
     ENGLISH,
     PHRASEBOOKS,
@@ -1030,6 +1031,42 @@ def reply_language(norms: Sequence[NormLike], message: str) -> str:
         return found
     guessed = guess_language(message, least=2.5)
     return guessed if guessed in PHRASEBOOKS else "en"
+
+
+REPLY_LANGUAGE_LEAST = 2.5
+"""Distinct function words of one language a draft needs before it counts as written in it
+(``guess_language``): "Voici." or a quoted "merci" make no French reply."""
+_LANGUAGE_NAMED = re.compile(rf"(?<![\w-]){_LANG}(?![\w-])", re.IGNORECASE)
+
+
+def language_name(code: str) -> str:
+    """Return the English name of a language code ("fr" -> "French"); the code if unknown."""
+    return next((name for known, name in LANGUAGES.values() if known == code), code)
+
+
+def off_language(draft: str, norms: Sequence[NormLike], message: str) -> str:
+    """Return the language ``draft`` should be in when it is written in another one, else "".
+
+    The expected language is the language norm's, else the message's (``reply_language``). A
+    message that hands a text over (``kernel.mention``: "Proofread this: …"), names a language
+    without a norm ("Translate into French: …", "How do you say it in Japanese?") or has too few
+    words to tell its language may want any: nothing is expected. Only the six languages the
+    kernel reads are told apart; a draft must use ``REPLY_LANGUAGE_LEAST`` function words of its
+    language, twice as many as of the expected one. Seen on Qwen2.5-Coder-0.5B: after one
+    translation into French, English questions were answered in French (the dialogue's last
+    reply copied).
+    """
+    normed = any(norm.kind == "language" for norm in norms)
+    if material(message) or (not normed and _LANGUAGE_NAMED.search(message)):
+        return ""  # "Proofread this: Je suis allé …" gets its text back in its language
+    expected = reply_language(norms, message)
+    if expected not in PHRASEBOOKS or (not normed and guess_language(message) != expected):
+        return ""  # a message too short to tell ("Hola, ¿qué tal?") expects nothing
+    scores = language_scores(draft)
+    found = max(scores, key=lambda code: scores[code])
+    # clearly another language: Portuguese and Spanish share many words ("a partir de")
+    other = scores[found] >= REPLY_LANGUAGE_LEAST and scores[found] >= 2 * scores[expected]
+    return expected if found != expected and other else ""
 
 
 def acknowledgement(norms: Sequence[NormLike], language: str | None = None) -> str:

@@ -417,20 +417,27 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
         asked = norms.without_norms(state.user_text)
         kind = "off_topic" if skai.off_topic(best.text, asked) else "redraft"
         silent = non_answers(state)[state.chosen] if state.chosen >= 0 else ""
-        if not best.text.strip():
+        language = norms.off_language(best.text, state.norm_rules, state.user_text)
+        if language:  # before off-topic: a reply in French shares no word with an English message
+            kind = "language"
+        elif not best.text.strip():
             kind = "echo"  # it only said the message back
         elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
             kind = "repeat"  # without the dialogue it copied from
         elif silent:  # asked back, handed back, announced; an off-topic refusal may decline
             kind = silent.replace(" ", "_")
-        guidance = render_prompt(f"drafts/guidance/{kind}", earlier=repr(best.text[:200]))
+        guidance = render_prompt(
+            f"drafts/guidance/{kind}",
+            earlier=repr(best.text[:200]),
+            language=norms.language_name(language),
+        )
         return _draft(
             state,
             deps,
             intent=intent,
             origin="redraft",
             guidance=guidance,
-            dialogue=kind != "repeat",
+            dialogue=kind not in ("repeat", "language"),  # the dialogue is what it copied
         )
     if only_sets_norms(state):  # "Call me Sam.": nothing to answer but the instruction
         ack = Candidate(id="c1", text=state.norm_ack, intent=intent, origin="ack")
@@ -536,10 +543,11 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     that does not name the message's subject, unless declining may be right (``may_decline``:
     then a refusal is on topic). A copy of an earlier reply to another message is chosen only
     when every candidate is one (composition then says the fallback instead); one that hands the
-    question or the request back (``SET_ASIDE``) only when every new candidate does. When every
-    candidate is off-topic, a copy or handed back, or the best is a fallback, one bounded
-    re-draft is asked for (at most max_internal_candidates candidates, within the mode's
-    model-call budget).
+    question or the request back (``SET_ASIDE``) only when every new candidate does, and so is one
+    written in another language than the conversation's (``norms.off_language``: the language
+    norm's, else the message's). When every candidate is off-topic, a copy, handed back or in
+    another language, or the best is a fallback, one bounded re-draft is asked for (at most
+    max_internal_candidates candidates, within the mode's model-call budget).
     """
     asked = norms.without_norms(state.user_text)  # an instruction's own words set no topic
     declining = may_decline(state)
@@ -556,16 +564,25 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     earlier = earlier_exchanges(state)
     repeats = [skai.repeats_earlier(c.text, asked, earlier) for c in state.candidates]
     silent = non_answers(state, declining=declining)
+    foreign = [
+        bool(norms.off_language(c.text, state.norm_rules, state.user_text))
+        for c in state.candidates
+    ]
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]
     new = [i for i in on_topic if not repeats[i]]
-    eligible = [i for i in new if silent[i] not in SET_ASIDE]
+    eligible = [i for i in new if silent[i] not in SET_ASIDE and not foreign[i]]
     fresh = [i for i, c in enumerate(state.candidates) if not repeats[i] and c.text.strip()]
-    # A copy of an earlier reply is the last resort: composition would replace it anyway.
-    pool = eligible or new or fresh or on_topic or list(range(len(state.candidates)))
+    # A copy of an earlier reply is the last resort: composition would replace it anyway. A
+    # reply in the conversation's language goes before one in another at every step.
+    native = [[i for i in tier if not foreign[i]] for tier in (new, fresh, on_topic)]
+    tiers = (eligible, *native, new, fresh, on_topic, list(range(len(state.candidates))))
+    pool = next(tier for tier in tiers if tier)
     chosen = pool[skai.select_candidate([state.candidates[i].axes for i in pool])]
     best = state.candidates[chosen]
     route = "inner_dialogue" if state.mode == "deep" else "done"
-    if not on_topic:
+    if foreign[chosen]:
+        reason = "in another language"
+    elif not on_topic:
         reason = "off-topic"
     elif not new:
         reason = "a repeat of an earlier reply"
@@ -593,7 +610,7 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
     if eligible and (copied := len(on_topic) - len(new)):
         notes += f"; {copied} candidate(s) repeating an earlier reply set aside"
     if eligible and (unanswered := len(new) - len(eligible)):
-        notes += f"; {unanswered} candidate(s) answering nothing set aside"
+        notes += f"; {unanswered} candidate(s) answering nothing or in another language set aside"
     if route == "redraft":
         notes += f"; best draft is {reason}: re-draft"
     elif tool_next:  # the re-draft with the tool's result will rewrite it: keep the call for it

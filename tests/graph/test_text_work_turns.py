@@ -140,3 +140,32 @@ def test_a_text_handed_over_gets_the_result_without_a_thought_line(
         assert "⟦" not in state.reply
         record = next(r for r in state.trace if r.step == "dual_stream_thoughts")
         assert record.status == "skipped"
+
+
+def test_a_reply_in_another_language_is_redrafted_without_the_dialogue_it_copied(
+    instance: Instance, tmp_path: Path
+) -> None:
+    """Seen on Qwen2.5-Coder-0.5B: after one translation into French, English questions were
+    answered in French (it copied its last reply). The draft in French is set aside and the one
+    re-draft is written without the dialogue; a translation itself stays French."""
+    french = "La réunion a été déplacée à jeudi."
+    prompts: list[str] = []
+
+    def respond(messages: Sequence[BaseMessage]) -> str:
+        said = str(messages[-1].content)
+        prompts.append("\n".join(str(m.content) for m in messages))
+        if "Translate into French" in said:
+            return french
+        if any(str(m.content) == french for m in messages[:-1]):  # the dialogue shows it
+            return "Voici trois idées pour un dimanche pluvieux : lire, cuisiner et dessiner."
+        return "Read a novel, bake bread, or sketch the view from your window."
+
+    deps = scripted_deps(instance, ScriptedChatModel(respond=respond))
+    with sqlite_saver(tmp_path / "tw4.sqlite") as saver:
+        compiled = build_turn_graph(deps).compile(checkpointer=saver)
+        translated = run_turn(compiled, "Translate into French: The meeting moved to Thursday.")
+        assert translated.reply == french
+        ideas = run_turn(compiled, "Give me three ideas for a rainy Sunday at home.")
+    assert ideas.reply.startswith("Read a novel, bake bread")
+    assert any(c.origin == "redraft" for c in ideas.candidates)
+    assert any("Answer the message in English only" in p for p in prompts)

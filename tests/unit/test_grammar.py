@@ -111,6 +111,11 @@ def test_render_narrative_ordered_list_uses_sequence_connectors() -> None:
             "You could make:\n- Rice pudding\n- fried rice",
             "You could make: rice pudding and fried rice.",
         ),
+        # numbers on things order nothing (seen on Qwen2.5-Coder-0.5B: "First, Carrot. Then, …")
+        (
+            "Five vegetables:\n1. Carrot\n2. Broccoli\n3. Bell pepper",
+            "Five vegetables: Carrot, Broccoli and Bell pepper.",
+        ),
         # steps keep their order words, sentences their own
         ("Steps:\n1. Boil water\n2. Add pasta", "Steps: First, boil water. Then, add pasta."),
         ("- Sleep early.\n- Drink water.", "First, sleep early. Also, drink water."),

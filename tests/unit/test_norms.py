@@ -16,6 +16,7 @@ from kernel.norms import (
     fix_address,
     has_list_lines,
     limit_sentences,
+    off_language,
     prompt_lines,
     prose_from_lists,
     split_sentences,
@@ -503,3 +504,48 @@ def test_a_sentence_cut_never_ends_on_a_dangling_list_number() -> None:
     assert split_sentences("I have 2. Then 3 more.") == ["I have 2.", "Then 3 more."]
     ended = "Use a cache. Avoid redundant work. Profile first. 2."
     assert limit_sentences(ended, 3) == "Use a cache. Avoid redundant work. Profile first."
+
+
+@pytest.mark.parametrize(
+    ("draft", "message", "norm", "expected"),
+    [
+        # an English question answered in French or German: re-draft in English
+        (
+            "Voici trois idées : lire un livre et faire la cuisine.",
+            "Any ideas for tonight?",
+            "",
+            "en",
+        ),
+        (
+            "Ich würde heute Abend ein Buch lesen, das ist schön.",
+            "What should I do tonight?",
+            "",
+            "en",
+        ),
+        ("Read a book tonight.", "What should I do tonight?", "", ""),
+        # the message names a language: a translation, or an answer in it, may be asked
+        (
+            "La réunion est jeudi et nous sommes prêts.",
+            "Translate into French: the meeting is on Thursday.",
+            "",
+            "",
+        ),
+        # a message too short to tell its language expects none
+        ("Hola, estoy bien, ¿y tú qué tal?", "Hola!", "", ""),
+        # a language norm decides; Portuguese and Spanish share words without counting as other
+        (
+            "Entendido — vou responder em português a partir de agora.",
+            "Now in Portuguese.",
+            "pt",
+            "",
+        ),
+        ("Sure, here are the three tips you asked for.", "Dá-me três dicas.", "pt", "pt"),
+    ],
+)
+def test_a_draft_in_another_language_than_expected_is_found(
+    draft: str, message: str, norm: str, expected: str
+) -> None:
+    from state.turn import NormRule
+
+    rules = [NormRule(id="n-1", kind="language", params={"code": norm}, text="")] if norm else []
+    assert off_language(draft, rules, message) == expected
