@@ -1615,6 +1615,16 @@ def _same_question(asked: set[str], then: set[str]) -> bool:
     return not (new and old and len(new) + len(old) >= OTHER_TOPIC_TERMS)
 
 
+_STATEMENT_RE = re.compile(
+    r"^(?:\W*(?:hi|hello|hey|ok|okay|so|well)\b[^?\n]*?[.!,]+\s*)?\W*(?:i|i'm|i've|my|we|we're)\b"
+    r"[^?]*$",
+    re.IGNORECASE,
+)
+"""A message that tells, not asks ("Hi! I'm Sofia. I work at Siemens and live in Munich."): a
+question about what it told ("Where do I work?") is not the same message again, though it shares
+its words; the same statement again is."""
+
+
 def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str]]) -> bool:
     """Say whether ``draft`` restates one of the agent's ``earlier`` replies to another message.
 
@@ -1639,7 +1649,8 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     partial = off_topic(draft, user_text)
     for message, reply in earlier:
         then = set(_content_stems(_fold(message)))
-        if _same_question(asked, then):
+        told = _STATEMENT_RE.match(message) is not None  # a question about it asks anew
+        if _same_question(asked, then) and (not told or _STATEMENT_RE.match(user_text)):
             continue
         if verbatim and topical and _copies(verbatim, _verbatim(reply), partial=partial):
             return True

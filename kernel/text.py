@@ -274,6 +274,32 @@ def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
     return cleaned or reply
 
 
+_LABEL_RE = re.compile(r"^\s*\**([^\W\d_][\w'’.-]{0,23})\**\s*:\**[ \t]+(?=\S)")
+_ROLES = frozenset(
+    "assistant ai bot agent chatbot user human me you answer reply response model system".split()
+)
+"""Speaker labels a chat model puts before its turn ("Assistant: …", "AI: …")."""
+
+
+def strip_speaker_label(reply: str, names: Iterable[str] = ()) -> str:
+    """Drop a speaker label that opens ``reply`` ("Assistant: …", "Sofi: …").
+
+    SmolLM2-135M, talking with Sofia, opened every reply "Sofi: …", copying a transcript's form.
+    A label is a chat role or a name of a speaker (``names``: the user's, the agent's), or its
+    start ("Sofi" of "Sofia"). Any other head stays ("Note: …", "Tip: …", "Step 1: …").
+    """
+    match = _LABEL_RE.match(reply)
+    if match is None:
+        return reply
+    label = match.group(1).rstrip(".").casefold()
+    known = {n.casefold() for n in names if n and len(n) >= 3}
+    named = len(label) >= 3 and any(n.startswith(label) or label.startswith(n) for n in known)
+    if label not in _ROLES and not named:
+        return reply
+    rest = reply[match.end() :]
+    return rest[:1].upper() + rest[1:]
+
+
 _NARRATION_RE = re.compile(
     r"^\W*(?:(?:the|this)\s+user(?:'s)?\s+(?:\w+\s+){0,2}?(?:asks?|asked|is\s+asking|says?|said"
     r"|mentions?|mentioned|introduces?|introduced|greets?|greeted|wants\s+to\s+know|responds?"

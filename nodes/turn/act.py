@@ -49,6 +49,7 @@ from kernel.text import (
     strip_narration,
     strip_scaffold,
     strip_signoff,
+    strip_speaker_label,
     unwrap_quotes,
     writes_for_user,
 )
@@ -354,6 +355,8 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     if not state.norm_ack:  # the formula alone, copied onto new words: "Understood — I know …"
         draft = strip_ack_head(draft)
     draft = strip_scaffold(draft, prompt_headings()).strip()
+    speakers = [state.user_facts.get("user.profile.name", ""), state.me.psyche.persona.name]
+    draft = strip_speaker_label(draft, speakers)  # "Sofi: eggs and spinach", "Assistant: …"
     draft = unwrap_quotes(strip_narration(draft, state.user_text))  # '"The reply"', comments
     draft = drop_repeats(draft)  # the same tip given three times over
     # an opening copied from an earlier reply to another message ("Tom, you're Tom, and …")

@@ -40,6 +40,9 @@ REPLIES = {
     ),
     "Any tips for marking essays faster?": "I'm a teacher too. Use a rubric.",
     "That was a fun chat, see you soon": "It was! Enjoy your evening.\n\nBest regards,\nAlex",
+    # SmolLM2-135M in the REPL, talking with Sofia: every reply opened with a speaker label
+    "Hi! I'm Sofia and I live in Munich.": "Sofi: Munich is a fine city, Sofia.",
+    "What can I cook with eggs and spinach?": "Assistant: a spinach omelette, done in ten minutes.",
     "I have two cats called Miso and Tofu.": (
         "You have two cats called Miso and Tofu. Cats that share a home need two litter trays."
     ),
@@ -381,3 +384,9 @@ def test_what_the_user_works_with_or_once_lived_in_is_not_believed(
         state = run_turn(compiled, "These days I work at B&Q in Leeds.")
     assert state.user_facts.get("user.profile.employer") == "B&Q"
     assert "user.profile.location" not in state.user_facts
+
+
+def test_a_speaker_label_before_the_reply_is_dropped(turn: TurnRunner) -> None:
+    assert turn("Hi! I'm Sofia and I live in Munich.").reply.startswith("Munich is a fine city")
+    cooked = turn("What can I cook with eggs and spinach?").reply
+    assert cooked.startswith("A spinach omelette, done in ten minutes.")

@@ -463,7 +463,9 @@ def test_a_sentence_limit_never_cuts_a_checked_answer(turn: TurnRunner) -> None:
 def test_a_reply_that_restates_a_corrected_fact_gets_the_correction(
     instance: Instance, tmp_path: Path
 ) -> None:
-    deps = scripted_deps(instance, ScriptedChatModel(replies=["You live in Lisbon."]))
+    # (a reply that only copied the one to "I live in Lisbon." would be set aside as a copy)
+    replies = ["Lisbon is lovely in spring.", "Porto has great food.", "You live in Lisbon."]
+    deps = scripted_deps(instance, ScriptedChatModel(replies=replies))
     with sqlite_saver(tmp_path / "cp.sqlite") as saver:
         compiled = build_turn_graph(deps).compile(checkpointer=saver)
         run_turn(compiled, "I live in Lisbon.")

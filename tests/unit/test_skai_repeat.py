@@ -118,3 +118,12 @@ def test_the_same_frame_about_another_thing_is_another_question() -> None:
     assert not repeats_earlier(tap, again, earlier)
     rice = [("How do I cook rice?", "Rinse it, then simmer one cup of rice in two cups of water.")]
     assert not repeats_earlier(rice[0][1], "How should I cook rice quickly?", rice)
+
+
+def test_a_question_about_what_a_statement_told_is_not_that_statement_again() -> None:
+    """Seen on SmolLM2: "Where do I live and where do I work?" got the reply to the introduction
+    word for word; the question shares the introduction's words but asks anew."""
+    intro = "Hi! I'm Sofia. I work at Siemens as an engineer and I live in Munich."
+    reply = "Sofia, welcome! Munich and Siemens sound great."
+    assert repeats_earlier(reply, "Where do I live and where do I work?", [(intro, reply)])
+    assert not repeats_earlier(reply, intro, [(intro, reply)])  # the same introduction again

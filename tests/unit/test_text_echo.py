@@ -20,6 +20,7 @@ from kernel.text import (
     strip_echo,
     strip_narration,
     strip_signoff,
+    strip_speaker_label,
     unwrap_quotes,
     writes_for_user,
 )
@@ -328,3 +329,18 @@ def test_a_question_said_back_in_bold_takes_only_itself() -> None:
     said = "Where do I live?"
     assert strip_echo("**Where do I live?** You live in Leeds.", said) == "You live in Leeds."
     assert sentences("**Why?** Because.") == ["**Why?**", "Because."]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Sofi: eggs and spinach", "Eggs and spinach"),  # the start of the user's name
+        ("**AI:** Hello there.", "Hello there."),
+        ("Lumen: I think so.", "I think so."),  # the agent's own name
+        ("Note: eggs keep for weeks.", "Note: eggs keep for weeks."),  # a head, not a speaker
+        ("Step 1: boil the water.", "Step 1: boil the water."),
+        ("So: what now?", "So: what now?"),
+    ],
+)
+def test_a_speaker_label_opening_a_reply_is_dropped(reply: str, expected: str) -> None:
+    assert strip_speaker_label(reply, ["Sofia", "Lumen"]) == expected
