@@ -576,10 +576,21 @@ _QUESTION_PART_RE = re.compile(
     rf"(?<!\s)\s*[,;]\s*(?:and\s+|or\s+)?{_ASKS}|(?<!\s)\s+(?:and|or)\s+{_ASKS}", re.IGNORECASE
 )
 """Where a question asks a second thing ("What's my name and where do I live?")."""
+_EMPLOYERS = r"company|firm|business|employer|organi[sz]ation|place"
 _ASKED_SLOT_RULES = (
     (re.compile(r"^\W*what do i do(?: for (?:a )?(?:living|work))?\W*$", re.I), OCCUPATION),
+    (
+        re.compile(
+            rf"^\W*(?:and\s+)?(?:where|who|for whom|(?:which|what) (?:{_EMPLOYERS}))\s+do\s+i"
+            r"\s+(?:currently\s+|still\s+)?work(?:\s+(?:at|for))?"
+            r"(?:\s+(?:now|again|these days|currently|at the moment))?\W*$",
+            re.I,
+        ),
+        "user.profile.employer",
+    ),
 )
-"""Questions an embedding match misses, by their whole wording ("What do I do?": the job)."""
+"""Questions an embedding match misses, by their whole wording ("What do I do?": the job;
+"Where do I work?": the employer, which the job's description is as near to by meaning)."""
 
 
 def recall_question(text: str) -> bool:
@@ -767,8 +778,12 @@ def believed(text: str, user_facts: Mapping[str, str]) -> list[Fact]:
 
 
 def _same_value(value: str) -> str:
-    """A value as compared: case, a leading "the" and spacing aside ("the NHS" is "NHS")."""
-    return " ".join(re.sub(r"^the\s+", "", value.strip(), flags=re.IGNORECASE).split()).casefold()
+    """A value as compared: case, a leading "the" and spacing aside ("the NHS" is "NHS").
+
+    "The city of Munich" is "Munich".
+    """
+    bare = re.sub(r"^(?:the\s+)?(?:(?:city|town|village)\s+of\s+)?", "", value.strip(), flags=re.I)
+    return " ".join(bare.split()).casefold()
 
 
 def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = "") -> list[str]:

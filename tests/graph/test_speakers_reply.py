@@ -133,6 +133,13 @@ def test_a_question_about_a_user_fact_gets_the_fact_the_reply_left_out(
         assert job.asked_facts == {"user.profile.occupation": "chemistry teacher"}
         assert job.reply.endswith("(From what you told me: you work as a chemistry teacher.)")
         assert "The user works as a chemistry teacher." in job.beliefs
+        run_turn(compiled, "I work at Leeds College as a tutor.")  # a job and an employer known
+        both = run_turn(compiled, "Where do I live and where do I work?")
+        assert both.asked_facts == {
+            "user.profile.location": "Porto",
+            "user.profile.employer": "Leeds College",
+        }
+        assert "you work at Leeds College" in both.reply
         for text in ("Where should I live?", "Where is Porto?", "What should I cook tonight?"):
             other = run_turn(compiled, text)
             assert other.asked_facts == {} and "From what you told me" not in other.reply

@@ -208,6 +208,7 @@ FACTS = {LOCATION: "Porto", NAME: "Dana"}
             "Sorry for the confusion. I was moved to Porto last month.",
             ["You were moved to Porto last month."],
         ),
+        ("I live in the city of Porto.", ["You live in the city of Porto."]),  # SmolLM2
         ("You live in Porto.", []),  # already said to the user
         ("I live in Lisbon.", []),  # not the user's fact: the agent's own (or wrong) claim
         ("I live in the cloud.", []),
@@ -318,6 +319,11 @@ def test_asked_slot_by_wording() -> None:
     assert asked_slot("What do I do?") == OCCUPATION
     assert asked_slot("what do I do for a living") == OCCUPATION
     assert asked_slot("What do I do about my back pain?") is None
+    # the employer, which the job's description is as near to by meaning (seen in the REPL)
+    for question in ("Where do I work?", "Who do I work for now?", "Which company do I work at?"):
+        assert asked_slot(question) == "user.profile.employer"
+    assert asked_slot("Where do I work out?") is None
+    assert asked_slot("Where did I work before?") is None  # not the current employer
 
 
 def test_said_to_user_capitalises_only_at_a_sentence_start() -> None:
