@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from kernel import foreign_facts as foreign
 from kernel.memory import slugify, valid_slot
@@ -85,7 +86,8 @@ OCCUPATIONS = frozenset(
     professor programmer psychiatrist psychologist receptionist reporter researcher sailor
     salesman saleswoman scientist secretary singer soldier statistician student surgeon surveyor
     tailor teacher technician therapist translator tutor veterinarian vet waiter waitress welder
-    writer""".split()
+    writer recruiter physio carer caregiver courier auditor banker buyer administrator
+    paramedic""".split()
 )
 """Occupations "I'm a …" names (a word list: "I'm a big fan", "I'm a beginner" name none)."""
 _TRADES = "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
@@ -199,9 +201,17 @@ _GREETING_RE = re.compile(
     re.IGNORECASE,
 )
 _INTRODUCTION_RE = re.compile(
-    r"^(?:i'm|i am|this is|it's)\s+((?-i:[A-Z][a-z'-]+(?:\s+[A-Z][a-z'-]+)?))$", re.IGNORECASE
+    r"^(?:i'm|i am|this is|it's)\s+([^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*)?)$", re.IGNORECASE
 )
-"""After a greeting, "I'm Dana" introduces the speaker (a capitalised name, nothing more)."""
+"""After a greeting, "I'm Dana" introduces the speaker (a capitalised name, nothing more: "José",
+"Zoë", "O'Brien"; ``_a_name``)."""
+
+
+def _a_name(words: str) -> bool:
+    """Say whether every word is capitalised as a name is (not "tired", not "OK")."""
+    return all(w[0].isupper() and not (len(w) > 1 and w.isupper()) for w in words.split())
+
+
 _NOT_NAMES = re.compile(r"(?:ese|ish)$", re.IGNORECASE)
 """Capitalised words after "I'm" that are languages or nationalities ("Japanese", "Polish")."""
 
@@ -218,6 +228,12 @@ def extract_facts(text: str) -> list[Fact]:
     return english_facts(text) or [
         Fact(f.slot_key, f.value, f.clause, f.clause) for f in foreign.language_facts(text)
     ]
+
+
+@lru_cache(maxsize=64)
+def tells(message: str) -> bool:
+    """Say whether ``message`` states a fact about its writer ("I work at Siemens")."""
+    return bool(extract_facts(message))
 
 
 def english_facts(text: str) -> list[Fact]:
@@ -240,12 +256,13 @@ def english_facts(text: str) -> list[Fact]:
                 continue
         if _HEDGE_RE.search(sentence):
             continue
-        for part in _CLAUSE_RE.split(sentence):
+        for part, implied in _parts(sentence):
             if len(part) > MAX_CLAUSE_CHARS:
                 continue  # a statement of one fact is short; long runs would cost the patterns
             clause = _CONTRAST_RE.sub("", _LEAD_RE.sub("", part.strip())).rstrip(".! ")
             if not clause or _NON_ASSERTIVE_RE.search(clause):
                 continue
+            clause = f"I {clause}" if implied else clause
             fact = (
                 _relation_fact(clause, sentence)
                 or _possessive_fact(clause, sentence)
@@ -261,7 +278,7 @@ def english_facts(text: str) -> list[Fact]:
             place = _workplace(clause, sentence) if works else None
             also = Fact(EMPLOYER, place, sentence) if place else None
             role = _role_after(clause) if fact.slot_key == EMPLOYER else None
-            job = _occupation(f"I work as {clause[role.end() :]}") if role is not None else None
+            job = _job_after(clause[role.end() :]) if role is not None else ""
             if job:  # "I work at Amazon as a recruiter": the job too
                 also = Fact(OCCUPATION, job, sentence)
             for found in (fact, also):
@@ -314,6 +331,29 @@ _SIMPLE_PAST_HOME_RE = re.compile(r"^i\s+(?:just\s+|recently\s+)?lived\b", re.IG
 """"I lived in Paris for a year" is over; "I've lived in Paris for years" is not."""
 
 
+_ELLIPSIS_RE = re.compile(
+    r"(?<=\S)\s+and\s+(?=(?:also\s+|now\s+|currently\s+)?(?:work|live|teach|speak)\s)",
+    re.IGNORECASE,
+)
+"""A second verb whose subject is the first clause's "I" ("I live in Leeds and work at Asda")."""
+_I_SUBJECT_RE = re.compile(r"^\W*i(?:'m|’m|'ve|’ve)?\s", re.IGNORECASE)
+
+
+def _parts(sentence: str) -> list[tuple[str, bool]]:
+    """Return the clauses of ``sentence``, each with whether its "I" is implied.
+
+    "I live in Leeds and work at Asda" is two statements; the second says "I" only once.
+    """
+    found: list[tuple[str, bool]] = []
+    for part in _CLAUSE_RE.split(sentence):
+        if not _I_SUBJECT_RE.match(_LEAD_RE.sub("", part.strip())):
+            found.append((part, False))
+            continue
+        first, *more = _ELLIPSIS_RE.split(part)
+        found += [(first, False), *((piece, True) for piece in more)]
+    return found
+
+
 def _ends_sentence(clause: str, sentence: str) -> bool:
     """Say whether ``clause`` ends its sentence ("… at Procter and Gamble.", not "… Sam, my …")."""
     if not sentence:
@@ -347,7 +387,7 @@ def _workplace(clause: str, sentence: str = "") -> str | None:
 def _introduction(clause: str, sentence: str) -> Fact | None:
     """Return the name in "Hi! I'm Dana" (after a greeting only: "I'm Tired" names nobody)."""
     match = _INTRODUCTION_RE.match(clause)
-    if not match or _NOT_NAMES.search(match.group(1)):
+    if not match or _NOT_NAMES.search(match.group(1)) or not _a_name(match.group(1)):
         return None
     return Fact("user.profile.name", match.group(1), sentence)
 
@@ -373,11 +413,18 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
                     place = _clean_value(where.group(1)) or None
                 return Fact(slot_key, place, sentence) if place else None
             ending = sentence
+            if slot_key == EMPLOYER and re.match(r"in\s", raw, re.IGNORECASE):
+                # "I work in Leeds", "in IT", "in London as a nurse": a town or a trade; the job
+                # after it still counts
+                role = _role_after(raw)
+                job = _job_after(raw[role.end() :]) if role is not None else ""
+                return Fact(OCCUPATION, job, sentence) if job else None
             if slot_key == EMPLOYER:
                 quoted = _QUOTED_RE.match(raw)  # 'at "Marks and Spencer"': the whole name
                 if quoted is not None:
                     value = _clean_value(quoted.group(1), keep_lists=True)
-                    return Fact(slot_key, value, sentence) if value else None
+                    named = value[:1].isupper() or value[:1].isdigit()
+                    return Fact(slot_key, value, sentence) if named else None
                 role = _role_after(raw)  # "at Amazon as a recruiter": the job is not the name
                 if role is not None:  # the name ends where the role begins
                     raw = raw[: role.start()]
@@ -402,12 +449,19 @@ _QUOTED_RE = re.compile(r"^[\"“]([^\"“”]+)[\"”]")
 def _role_after(raw: str) -> re.Match[str] | None:
     """Return where "as …" follows an employer's name ("Amazon as a recruiter"), if it does.
 
-    The words after "as" are read as "I work as …" is: a job, or none ("as part of a team").
+    No employer's name holds " as ": the name ends there whatever follows ("as I need the
+    money", "as of June"); a job is read after it only by ``_job_after``.
     """
-    role = _ROLE_RE.search(raw)
-    if role is None or _occupation(f"I work as {raw[role.end() :]}") is None:
-        return None
-    return role
+    return _ROLE_RE.search(raw)
+
+
+_JOB_AFTER_RE = re.compile(rf"^an?\s+({_TRADE})(?![\w-])", re.IGNORECASE)
+
+
+def _job_after(rest: str) -> str:
+    """Return the job "as a …" names after an employer ("a recruiter"): a trade word, or ""."""
+    match = _JOB_AFTER_RE.match(rest)
+    return _held(" ".join(match.group(1).lower().split())) if match else ""
 
 
 def _held(job: str) -> str:
@@ -799,7 +853,8 @@ def misattributed(reply: str, user_facts: Mapping[str, str], *, own_name: str = 
     name = user_facts.get("user.profile.name", "")
     if name and name.casefold() != own_name.casefold() and len(name) <= MAX_CLAUSE_CHARS:
         claim = re.compile(r"\bI(?:'m|’m| am)\s+" + re.escape(name) + r"\b(?!['’-]\w)")
-        clauses += [m.group(0) for m in claim.finditer(reply)]  # each said back in turn
+        claims = [m.group(0) for m in claim.finditer(reply)]  # each said back in turn
+        clauses = [c for c in clauses if c not in claims] + claims
     return clauses
 
 

@@ -758,7 +758,7 @@ def _clean(raw: str, folded: str, code: str, slot: str) -> str:
         conjunction = _LAST_CONJUNCTION.search(folded)  # "al marisco y [vivo en Cádiz]"
         if conjunction is not None:
             raw, folded = raw[: conjunction.start()], folded[: conjunction.start()]
-    if slot == OCCUPATION:  # "insegnante di Palermo", "Ingenieur aus Berlin": where from
+    if slot == OCCUPATION:  # "Ingenieur aus Berlin": where from
         origin = _ORIGIN.search(raw)
         if origin is not None:
             raw = raw[: origin.start()]
@@ -892,14 +892,17 @@ def _opens_statement(folded: str, code: str) -> bool:
     return any(pattern.match(folded) for _, pattern in _statements(code))
 
 
-_ORIGIN = re.compile(r"\s(?:de|di|da|du|des|aus|von)\s+(?=[A-ZÀ-Ý])")
-"""Where a job's holder comes from, after the job ("un'insegnante di Palermo", "Ingenieur aus
-Berlin"); a subject in lower case is part of the job ("profesora de francés")."""
+_ORIGIN = re.compile(r"\saus\s+(?=[A-ZÀ-Ý])")
+"""Where a job's holder comes from, after the job ("Ingenieur aus Berlin"). Only German "aus":
+"de"/"di" before a capital also name a subject ("profesora de Inglés") or a company ("ingeniero
+de Google"), so "un'insegnante di Palermo" keeps its town in the job."""
 _TOWN_PREPOSITIONS = {"es": (), "pt": (), "fr": ("a",), "it": ("a",), "de": ()}
 """Prepositions that open a town, not a company: a bare name after one is where the job is done
 ("pharmacien à Bruxelles", "ingegnere a Milano"); a company takes "chez", "pour", "presso", "in"
 or an article ("à l'hôpital Necker", "all'Ospedale San Raffaele"). Spanish "en" and Portuguese
-"em" open both ("ingeniero en Mercado Libre", "profesora en Granada"): the name is kept."""
+"em" open both ("ingeniero en Mercado Libre", "profesora en Granada"): the name is kept. A
+company named bare after "à" ("ingénieur à EDF") is lost: a fact lost rather than a town believed
+to be an employer."""
 
 
 def _workplace(raw: str, folded: str, code: str) -> str:

@@ -539,12 +539,18 @@ _CLAUSE_VERB_RE = re.compile(
 and stays a sentence of its own; a series is of things ("chicken, rice and spinach")."""
 
 
+_NOT_A_THING_RE = re.compile(r"[:!—–]|\s-\s|^\W*(?:and|or|but|and/or|[a-z]\))(?![\w'-])", re.I)
+"""An item that is more than a thing: a label ("Pro: cheap"), a warning ("— call 999 now"), a
+run-on ("or a movie night") or a lettered option ("a) London")."""
+
+
 def short_items(items: Sequence[str]) -> bool:
     """Say whether ``items`` are short phrases ("Chicken", "Rice and spinach"), not sentences."""
     return bool(items) and all(
         len(item.split()) <= SHORT_ITEM_WORDS
         and not re.search(r"[.!?]\s", item + " ")
         and not _CLAUSE_VERB_RE.search(item)
+        and not _NOT_A_THING_RE.search(item)
         for item in items
     )
 
@@ -569,9 +575,8 @@ def things(items: Sequence[str], book: Phrasebook) -> bool:
     """Say whether numbered ``items`` name things whose numbers order nothing ("1. Carrot")."""
     if not short_items(items) or any(len(i.split()) > THING_ITEM_WORDS for i in items):
         return False
-    if book is ENGLISH:
-        return not any(_a_step(i.strip()) for i in items)
-    return all(len(i.split()) == 1 for i in items)
+    # other languages keep their numbers: one word may be a step ("Mescolare", "Cuocere")
+    return book is ENGLISH and not any(_a_step(i.strip()) for i in items)
 
 
 def series_of(

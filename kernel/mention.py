@@ -372,8 +372,11 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "pointed": re.compile(
             rf"(?<![\w'-])(?:{_POINTER}|her|his|their|its|su|sua|seu|son|sa|ses|sein|seine"
-            rf"|ihr|ihre|suo|sua|(?:{_PERSONS})(?:'s|s'))\s+(?:[\w'-]+\s+)?"
-            rf"(?:{_NOUNS}|{_SELF_NOUNS})(?![\w'-])"
+            rf"|ihr|ihre|suo|sua)\s+(?:[\w'-]+\s+)?(?:{_NOUNS}|{_SELF_NOUNS})(?![\w'-])"
+        ),
+        "persons_text": re.compile(
+            rf"(?<![\w'-])(?:{_PERSONS})(?:'s|s')\s+(?:[\w'-]+\s+)?(?:{_NOUNS}|{_SELF_NOUNS})"
+            r"(?![\w'-])"
         ),
         "clitic": re.compile(rf"(?<![\w'-])[\w'-]*{_CLITIC}(?![\w'-])"),
         "please": re.compile(
@@ -471,7 +474,10 @@ def _introduces(clause: str, *, named: bool = False) -> bool:
     if _HERE_RE.match(clause) or (pointed and not _subject_of_statement(clause, pointed)):
         return True
     if p["subject"].match(clause):
-        return False
+        return False  # "I loved my mum's letter." tells about the user
+    theirs = p["persons_text"].search(clause)  # "Can you look over my cousin's bio?"
+    if theirs and not _subject_of_statement(clause, theirs):
+        return True
     return bool(
         p["reporting"].search(clause)
         or p["trailing"].search(clause)

@@ -1044,25 +1044,41 @@ def language_name(code: str) -> str:
     return next((name for known, name in LANGUAGES.values() if known == code), code)
 
 
-def off_language(draft: str, norms: Sequence[NormLike], message: str) -> str:
+_QUOTED_SPAN = re.compile(r"“[^”]*”|«[^»]*»|„[^“”]*[“”]|\"[^\"\n]*\"|(?<!\w)'[^'\n]*'(?!\w)")
+"""A quotation in a draft: a phrase the user asked for ("Try: 'Je voudrais un croissant'")."""
+
+
+_BACK_RE = re.compile(
+    r"(?<![\w'-])(?:it|that|this|these|those|the same|again|one more|another|instead|too)"
+    r"(?![\w'-])",
+    re.IGNORECASE,
+)
+"""Words that point back at the turn before ("Now make it more formal.", "The same for Friday")."""
+
+
+def off_language(draft: str, norms: Sequence[NormLike], message: str, previous: str = "") -> str:
     """Return the language ``draft`` should be in when it is written in another one, else "".
 
-    The expected language is the language norm's, else the message's (``reply_language``). A
-    message that hands a text over (``kernel.mention``: "Proofread this: …"), names a language
-    without a norm ("Translate into French: …", "How do you say it in Japanese?") or has too few
-    words to tell its language may want any: nothing is expected. Only the six languages the
-    kernel reads are told apart; a draft must use ``REPLY_LANGUAGE_LEAST`` function words of its
-    language, twice as many as of the expected one. Seen on Qwen2.5-Coder-0.5B: after one
-    translation into French, English questions were answered in French (the dialogue's last
-    reply copied).
+    The expected language is the language norm's, else the message's (``reply_language``).
+    Nothing is expected of a reply to a message that hands a text over (``kernel.mention``:
+    "Proofread this: …") or names a language ("Translate into French: …", "a sentence in German
+    for practice"), nor of one to a follow-up of such a message (``previous``, pointed back at:
+    "Now make it more formal."), nor of one to a message too short to tell its language.
+    Quotations in the draft do not count ("Try: 'Je voudrais un croissant'"). Only the six
+    languages the kernel reads are told apart; the draft must use ``REPLY_LANGUAGE_LEAST``
+    function words of its language, twice as many as of the expected one. Seen on
+    Qwen2.5-Coder-0.5B: after one translation into French, English questions were answered in
+    French (the dialogue's last reply copied).
     """
     normed = any(norm.kind == "language" for norm in norms)
-    if material(message) or (not normed and _LANGUAGE_NAMED.search(message)):
-        return ""  # "Proofread this: Je suis allé …" gets its text back in its language
+    follow_up = bool(previous) and _BACK_RE.search(message) is not None
+    for said in (message, previous) if follow_up else (message,):
+        if said and (material(said) or _LANGUAGE_NAMED.search(said)):
+            return ""
     expected = reply_language(norms, message)
     if expected not in PHRASEBOOKS or (not normed and guess_language(message) != expected):
         return ""  # a message too short to tell ("Hola, ¿qué tal?") expects nothing
-    scores = language_scores(draft)
+    scores = language_scores(_QUOTED_SPAN.sub(" ", draft))
     found = max(scores, key=lambda code: scores[code])
     # clearly another language: Portuguese and Spanish share many words ("a partir de")
     other = scores[found] >= REPLY_LANGUAGE_LEAST and scores[found] >= 2 * scores[expected]

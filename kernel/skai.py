@@ -40,7 +40,7 @@ import functools
 import math
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from types import MappingProxyType
@@ -1615,17 +1615,16 @@ def _same_question(asked: set[str], then: set[str]) -> bool:
     return not (new and old and len(new) + len(old) >= OTHER_TOPIC_TERMS)
 
 
-_STATEMENT_RE = re.compile(
-    r"^(?:\W*(?:hi|hello|hey|ok|okay|so|well)\b[^?\n]*?[.!,]+\s*)?\W*(?:i|i'm|i've|my|we|we're)\b"
-    r"[^?]*$",
-    re.IGNORECASE,
-)
-"""A message that tells, not asks ("Hi! I'm Sofia. I work at Siemens and live in Munich."): a
-question about what it told ("Where do I work?") is not the same message again, though it shares
-its words; the same statement again is."""
+def _tells_nothing(message: str) -> bool:
+    return False
 
 
-def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str]]) -> bool:
+def repeats_earlier(
+    draft: str,
+    user_text: str,
+    earlier: Sequence[tuple[str, str]],
+    tells: Callable[[str], bool] = _tells_nothing,
+) -> bool:
     """Say whether ``draft`` restates one of the agent's ``earlier`` replies to another message.
 
     ``earlier`` holds (message, reply) pairs, most recent last. A small model often copies its
@@ -1637,7 +1636,9 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     has content of its own: "Thanks!" may be answered "You're welcome!" every time. A reply to
     the same question asked again (messages sharing ``SAME_QUESTION_MIN`` of their stems) may be
     repeated: the same answer is then correct, and so may an answer the message asks for back
-    ("Summarise what you said").
+    ("Summarise what you said"). A question about what an earlier message told (``tells``: the
+    caller's statement grammar) is no such repeat: "Where do I work?" after "I'm Sofia, I work at
+    Siemens …" shares its words but asks anew.
     """
     if _BACK_REFERENCE_RE.search(user_text):  # "Summarise what you said" wants its words back
         return False
@@ -1649,8 +1650,8 @@ def repeats_earlier(draft: str, user_text: str, earlier: Sequence[tuple[str, str
     partial = off_topic(draft, user_text)
     for message, reply in earlier:
         then = set(_content_stems(_fold(message)))
-        told = _STATEMENT_RE.match(message) is not None  # a question about it asks anew
-        if _same_question(asked, then) and (not told or _STATEMENT_RE.match(user_text)):
+        told = tells(message)  # a question about what it told asks anew
+        if _same_question(asked, then) and (not told or tells(user_text)):
             continue
         if verbatim and topical and _copies(verbatim, _verbatim(reply), partial=partial):
             return True

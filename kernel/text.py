@@ -275,25 +275,29 @@ def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
 
 
 _LABEL_RE = re.compile(r"^\s*\**([^\W\d_][\w'’.-]{0,23})\**\s*:\**[ \t]+(?=\S)")
-_ROLES = frozenset(
-    "assistant ai bot agent chatbot user human me you answer reply response model system".split()
-)
+_LABEL_LINE_RE = re.compile(r"^\s*\**[^\W\d_][\w'’.-]{0,23}\**\s*:", re.MULTILINE)
+_ROLES = frozenset("assistant ai bot chatbot".split())
 """Speaker labels a chat model puts before its turn ("Assistant: …", "AI: …")."""
 
 
-def strip_speaker_label(reply: str, names: Iterable[str] = ()) -> str:
+def strip_speaker_label(reply: str, names: Iterable[str] = (), message: str = "") -> str:
     """Drop a speaker label that opens ``reply`` ("Assistant: …", "Sofi: …").
 
     SmolLM2-135M, talking with Sofia, opened every reply "Sofi: …", copying a transcript's form.
-    A label is a chat role or a name of a speaker (``names``: the user's, the agent's), or its
-    start ("Sofi" of "Sofia"). Any other head stays ("Note: …", "Tip: …", "Step 1: …").
+    A label is a chat role, or a speaker's name (``names``: the user's, the agent's) or its start
+    cut short by at most two letters ("Sofi" of "Sofia"; "Maximum:" is no label for Max). A
+    heading stays ("Note: …", "Tip: …"), and so does a word the user's ``message`` says ("What
+    is a lumen?" answered "Lumen: the SI unit …") and every label of a dialogue or a script (two
+    or more lines open with one).
     """
     match = _LABEL_RE.match(reply)
-    if match is None:
+    if match is None or len(_LABEL_LINE_RE.findall(reply)) > 1:
         return reply
     label = match.group(1).rstrip(".").casefold()
+    if re.search(rf"(?<![\w'-]){re.escape(label)}(?![\w'-])", message, re.IGNORECASE):
+        return reply
     known = {n.casefold() for n in names if n and len(n) >= 3}
-    named = len(label) >= 3 and any(n.startswith(label) or label.startswith(n) for n in known)
+    named = any(n.startswith(label) and len(label) >= max(3, len(n) - 2) for n in known)
     if label not in _ROLES and not named:
         return reply
     rest = reply[match.end() :]

@@ -441,11 +441,9 @@ class MemoryStore:
         whole = len(asking) == len(parts)  # "My car won't start, what do I do?" asks advice
         for part in asking:
             wanted = asked_slot(part) if whole else None
-            slot = (
-                next((s for s in slots if s.slot_key == wanted), None)
-                if wanted
-                else self._asked_among(slots, part)
-            )
+            slot = next((s for s in slots if s.slot_key == wanted), None) if wanted else None
+            if slot is None:  # asked by wording but not known ("Where do I work?", a job only)
+                slot = self._asked_among(slots, part)
             if slot is not None:
                 found.setdefault(slot.slot_key, slot)
         return list(found.values())

@@ -24,6 +24,7 @@ from kernel.facts import (
     misattributed,
     said_to_user,
     stale_mentions,
+    tells,
     told_sentence,
     untold,
 )
@@ -356,7 +357,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
         draft = strip_ack_head(draft)
     draft = strip_scaffold(draft, prompt_headings()).strip()
     speakers = [state.user_facts.get("user.profile.name", ""), state.me.psyche.persona.name]
-    draft = strip_speaker_label(draft, speakers)  # "Sofi: eggs and spinach", "Assistant: …"
+    draft = strip_speaker_label(draft, speakers, state.user_text)  # "Sofi: …", "Assistant: …"
     draft = unwrap_quotes(strip_narration(draft, state.user_text))  # '"The reply"', comments
     draft = drop_repeats(draft)  # the same tip given three times over
     # an opening copied from an earlier reply to another message ("Tom, you're Tom, and …")
@@ -371,7 +372,7 @@ def compose_final(state: TurnState, *, deps: Services) -> Update:
     # Λ sets a repeat aside and asks for one re-draft; when every draft left still copies an
     # earlier reply to another message, an acknowledgement or the fallback beats the copy.
     if chosen and draft and not state.tool_calls:
-        if skai.repeats_earlier(draft, state.user_text, earlier_exchanges(state)):
+        if skai.repeats_earlier(draft, state.user_text, earlier_exchanges(state), tells):
             draft, missing = "", "every draft repeated an earlier reply"
     noted = ""
     if draft and not missing and not state.tool_calls:

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kernel import learning, norms, skai, speech
-from kernel.facts import without_hypotheses
+from kernel.facts import tells, without_hypotheses
 from kernel.mention import material, own_words
 from kernel.mscp import harm_category
 from kernel.text import sentences, strip_echo
@@ -417,12 +417,14 @@ def drafts(state: TurnState, *, deps: Services) -> Update:
         asked = norms.without_norms(state.user_text)
         kind = "off_topic" if skai.off_topic(best.text, asked) else "redraft"
         silent = non_answers(state)[state.chosen] if state.chosen >= 0 else ""
-        language = norms.off_language(best.text, state.norm_rules, state.user_text)
+        language = norms.off_language(
+            best.text, state.norm_rules, state.user_text, _previous(state)
+        )
         if language:  # before off-topic: a reply in French shares no word with an English message
             kind = "language"
         elif not best.text.strip():
             kind = "echo"  # it only said the message back
-        elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state)):
+        elif skai.repeats_earlier(best.text, asked, earlier_exchanges(state), tells):
             kind = "repeat"  # without the dialogue it copied from
         elif silent:  # asked back, handed back, announced; an off-topic refusal may decline
             kind = silent.replace(" ", "_")
@@ -534,6 +536,11 @@ the kernel cannot tell every harmful request (``may_decline`` knows a few kinds)
 misses the message is re-drafted as off-topic, with leave to decline (``drafts``)."""
 
 
+def _previous(state: TurnState) -> str:
+    """Return the user's message before this one ("" at the start of a conversation)."""
+    return state.history[-1].user if state.history else ""
+
+
 def lambda_select(state: TurnState, *, deps: Services) -> Update:
     """Choose the highest Λ among on-topic candidates (tie: higher T, lower SSS); maybe re-draft.
 
@@ -562,10 +569,11 @@ def lambda_select(state: TurnState, *, deps: Services) -> Update:
         for c in state.candidates
     ]
     earlier = earlier_exchanges(state)
-    repeats = [skai.repeats_earlier(c.text, asked, earlier) for c in state.candidates]
+    repeats = [skai.repeats_earlier(c.text, asked, earlier, tells) for c in state.candidates]
     silent = non_answers(state, declining=declining)
+    before = _previous(state)
     foreign = [
-        bool(norms.off_language(c.text, state.norm_rules, state.user_text))
+        bool(norms.off_language(c.text, state.norm_rules, state.user_text, before))
         for c in state.candidates
     ]
     on_topic = [i for i, r in enumerate(relevance) if r >= skai.RELEVANCE_MIN]

@@ -82,6 +82,19 @@ OCCUPATION = "user.profile.occupation"
             {NAME: "Dana", OCCUPATION: "cook", EMPLOYER: "Marks and Spencer"},
         ),
         ("I work at Procter and Gamble and love it.", {EMPLOYER: "Procter and Gamble"}),
+        # names with accents and apostrophes (seen in the chat: "Hi! I'm Tomás." read nothing)
+        ("Hi! I'm Tomás.", {NAME: "Tomás"}),
+        ("Hello, I'm Chloé Dupont.", {NAME: "Chloé Dupont"}),
+        ("Hey, I'm Siobhán O'Brien.", {NAME: "Siobhán O'Brien"}),
+        ("Hi! I'm OK.", {}),
+        # one "I" for two verbs
+        ("I live in Bath and work at Dyson.", {LOCATION: "Bath", EMPLOYER: "Dyson"}),
+        ("I work at Arup and live in Bristol.", {EMPLOYER: "Arup", LOCATION: "Bristol"}),
+        ("My son lives in Bath and works at Dyson.", {}),
+        # "in" a town or a trade is where or what, not for whom
+        ("I work in Sheffield.", {}),
+        ("I work in Glasgow as a paramedic.", {OCCUPATION: "paramedic"}),
+        ("I work in finance.", {}),
         # the name ends where "as …" begins; a job after it is the occupation
         ("I work at Lidl as a shift manager.", {EMPLOYER: "Lidl", OCCUPATION: "shift manager"}),
         (

@@ -41,7 +41,7 @@ ALLERGY, LANGUAGES = "user.health.allergy", "user.profile.languages"
         ("Faccio il cuoco a Bologna.", {JOB: "cuoco"}),
         ("Je suis comptable chez Danone.", {JOB: "comptable", EMPLOYER: "Danone"}),
         # where the holder of a job is from is not part of the job
-        ("Sono un architetto di Verona.", {JOB: "architetto"}),
+        ("Soy profesora de Inglés.", {JOB: "profesora de Inglés"}),
         ("Ich bin Elektriker aus Dresden.", {JOB: "Elektriker"}),
         # a correction's new value; the old one is denied
         ("Ya no vivo en Madrid, ahora vivo en Bilbao.", {LOCATION: "Bilbao"}),

@@ -300,7 +300,14 @@ def test_a_text_named_as_someone_elses_states_nothing(message: str) -> None:
     assert facts(message) == {}
 
 
-def test_someones_text_as_the_subject_of_a_statement_hands_nothing_over() -> None:
-    message = "My brother's letter made me laugh.\nI live in Galway now."
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [  # someone's text spoken of, not brought: the user's own statements follow
+        ("My brother's letter made me laugh.\nI live in Galway now.", {"location": "Galway"}),
+        ("I loved my aunt's letter.\nI live in Derry.", {"location": "Derry"}),
+        ("I got my boss's feedback today.\nI work at Aldi.", {"employer": "Aldi"}),
+    ],
+)
+def test_someones_text_spoken_of_hands_nothing_over(message: str, expected: dict[str, str]) -> None:
     assert material(message) == []
-    assert facts(message) == {"location": "Galway"}
+    assert facts(message) == expected

@@ -549,3 +549,19 @@ def test_a_draft_in_another_language_than_expected_is_found(
 
     rules = [NormRule(id="n-1", kind="language", params={"code": norm}, text="")] if norm else []
     assert off_language(draft, rules, message) == expected
+
+
+def test_a_follow_up_of_a_translation_or_a_quoted_phrase_expects_no_language() -> None:
+    """From a review: a translation's follow-up wants the same language, a phrase the user asked
+    for is quoted, and a language named under a norm is asked for."""
+    from state.turn import NormRule
+
+    french = "Plus formel : la réunion a été déplacée à jeudi, je vous prie de le noter."
+    asked = "Translate into French: The meeting moved to Thursday."
+    assert off_language(french, [], "Now make it more formal.", asked) == ""
+    assert off_language(french, [], "Give me three ideas for a rainy Sunday.", asked) == "en"
+    quoted = "Sure! At the counter try: 'Je voudrais un croissant et un café, s'il vous plaît.'"
+    assert off_language(quoted, [], "What should I say at a bakery in Paris?") == ""
+    english = [NormRule(id="n-1", kind="language", params={"code": "en"}, text="")]
+    german = "Ich habe heute einen langen Spaziergang im Park gemacht und bin müde."
+    assert off_language(german, english, "Write me a sentence in German for practice.") == ""

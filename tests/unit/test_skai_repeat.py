@@ -2,6 +2,7 @@
 
 import pytest
 
+from kernel.facts import tells
 from kernel.skai import repeats_earlier
 
 EARLIER = [
@@ -125,5 +126,10 @@ def test_a_question_about_what_a_statement_told_is_not_that_statement_again() ->
     word for word; the question shares the introduction's words but asks anew."""
     intro = "Hi! I'm Sofia. I work at Siemens as an engineer and I live in Munich."
     reply = "Sofia, welcome! Munich and Siemens sound great."
-    assert repeats_earlier(reply, "Where do I live and where do I work?", [(intro, reply)])
-    assert not repeats_earlier(reply, intro, [(intro, reply)])  # the same introduction again
+    earlier = [(intro, reply)]
+    assert repeats_earlier(reply, "Where do I live and where do I work?", earlier, tells)
+    assert not repeats_earlier(reply, intro, earlier, tells)  # the same introduction again
+    # a request or a complaint tells no fact: the same question put another way is the same
+    rice = "Boil one cup of rice in two cups of water for fifteen minutes, then let it rest."
+    asked = [("I need a recipe for rice.", rice)]
+    assert not repeats_earlier(rice, "Can you give me a recipe for rice?", asked, tells)

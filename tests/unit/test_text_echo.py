@@ -344,3 +344,14 @@ def test_a_question_said_back_in_bold_takes_only_itself() -> None:
 )
 def test_a_speaker_label_opening_a_reply_is_dropped(reply: str, expected: str) -> None:
     assert strip_speaker_label(reply, ["Sofia", "Lumen"]) == expected
+
+
+def test_a_heading_that_starts_like_a_name_or_a_script_keeps_its_labels() -> None:
+    """From a review: "Maximum:" for Max, "Evening:" for Eve, a unit the user asked about and a
+    dialogue the user asked for are no speaker labels to drop."""
+    assert strip_speaker_label("Maximum: 3 tablets a day.", ["Max"]) == "Maximum: 3 tablets a day."
+    assert strip_speaker_label("Evening: the second dose.", ["Eve"]) == "Evening: the second dose."
+    unit = "Lumen: the SI unit of luminous flux."
+    assert strip_speaker_label(unit, ["Lumen"], "What is a lumen?") == unit
+    script = "User: Hi, is the shop open?\nAssistant: Yes, until six."
+    assert strip_speaker_label(script, ["Sam"], "Write a short chatbot dialogue") == script
