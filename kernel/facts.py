@@ -440,7 +440,7 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
     return None
 
 
-_ROLE_RE = re.compile(r"\s+as\s+(?=\S)", re.IGNORECASE)
+_ROLE_RE = re.compile(r"(?<!\s)\s+as\s+(?=\S)", re.IGNORECASE)
 _QUOTED_RE = re.compile(r"^[\"“]([^\"“”]+)[\"”]")
 """A name written in double quotes ('I work at "Marks and Spencer" now'): the quotes bound it
 (single quotes are apostrophes too: 'Joe's Diner')."""

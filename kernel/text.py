@@ -274,8 +274,8 @@ def strip_scaffold(reply: str, headings: tuple[str, ...]) -> str:
     return cleaned or reply
 
 
-_LABEL_RE = re.compile(r"^\s*\**([^\W\d_][\w'’.-]{0,23})\**\s*:\**[ \t]+(?=\S)")
-_LABEL_LINE_RE = re.compile(r"^\s*\**[^\W\d_][\w'’.-]{0,23}\**\s*:", re.MULTILINE)
+_LABEL_RE = re.compile(r"^\s*\**([^\W\d_][\w'’.-]{0,23})\**[ \t]*:\**[ \t]+(?=\S)")
+_LABEL_LINE_RE = re.compile(r"^[ \t]*\**[^\W\d_][\w'’.-]{0,23}\**[ \t]*:", re.MULTILINE)
 _ROLES = frozenset("assistant ai bot chatbot".split())
 """Speaker labels a chat model puts before its turn ("Assistant: …", "AI: …")."""
 
