@@ -1673,10 +1673,13 @@ the kernel's additions: "Noted: your name is Alex. What can I help you with?")."
 
 _BACK_REFERENCE_RE = re.compile(
     r"\b(?:you (?:just |already )?(?:said|told|wrote|mentioned)|summari[sz]e|repeat|recap"
-    r"|(?:your|the) (?:last|previous|earlier) (?:answer|reply|message))\b",
+    r"|(?:your|the) (?:last|previous|earlier) (?:answer|reply|message)"
+    r"|(?:make|keep|write|say|put) (?:it|that|this) (?:\w+ )?(?:shorter|longer|simpler|again"
+    r"|more|less|in)|(?:shorten|simplify|rephrase|reword|expand|fix|correct) (?:it|that|this))\b",
     re.IGNORECASE,
 )
-"""A message that asks for an earlier answer back: saying it again is then no copy."""
+"""A message that asks for an earlier answer back, or reworked ("Now make it shorter.", seen on
+Qwen2.5-Coder-0.5B after a translation): saying much of it again is then no copy."""
 
 
 def _copies(draft: str, reply: str, *, partial: bool = True) -> bool:

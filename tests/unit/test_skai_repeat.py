@@ -133,3 +133,12 @@ def test_a_question_about_what_a_statement_told_is_not_that_statement_again() ->
     rice = "Boil one cup of rice in two cups of water for fifteen minutes, then let it rest."
     asked = [("I need a recipe for rice.", rice)]
     assert not repeats_earlier(rice, "Can you give me a recipe for rice?", asked, tells)
+
+
+def test_an_answer_asked_to_be_reworked_may_say_it_again() -> None:
+    """Seen on Qwen2.5-Coder-0.5B: "Now make it shorter." after a translation fell back to "I hear
+    you. Tell me more?", the shorter text counted as a copy of the longer one."""
+    said = "J'aime cuisiner le dimanche avec mes enfants."
+    earlier = [("Translate into French: I like cooking on Sundays with my kids.", said)]
+    for message in ("Now make it shorter.", "Can you make that more formal?", "Shorten it."):
+        assert not repeats_earlier(said, message, earlier)
