@@ -892,10 +892,11 @@ def _opens_statement(folded: str, code: str) -> bool:
     return any(pattern.match(folded) for _, pattern in _statements(code))
 
 
-_ORIGIN = re.compile(r"\saus\s+(?=[A-ZÀ-Ý])")
-"""Where a job's holder comes from, after the job ("Ingenieur aus Berlin"). Only German "aus":
-"de"/"di" before a capital also name a subject ("profesora de Inglés") or a company ("ingeniero
-de Google"), so "un'insegnante di Palermo" keeps its town in the job."""
+_ORIGIN = re.compile(r"\s(?:aus|di)\s+(?=[A-ZÀ-Ý])")
+"""Where a job's holder comes from, after the job ("Ingenieur aus Berlin", "un'insegnante di
+Palermo": an Italian subject is written in lower case, "di matematica"). Spanish, Portuguese
+and French "de"/"da" before a capital also name a subject ("profesora de Inglés") or a company
+("ingeniero de Google"): kept in the job."""
 _TOWN_PREPOSITIONS = {"es": (), "pt": (), "fr": ("a",), "it": ("a",), "de": ()}
 """Prepositions that open a town, not a company: a bare name after one is where the job is done
 ("pharmacien à Bruxelles", "ingegnere a Milano"); a company takes "chez", "pour", "presso", "in"

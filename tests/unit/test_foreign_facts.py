@@ -42,6 +42,7 @@ ALLERGY, LANGUAGES = "user.health.allergy", "user.profile.languages"
         ("Je suis comptable chez Danone.", {JOB: "comptable", EMPLOYER: "Danone"}),
         # where the holder of a job is from is not part of the job
         ("Soy profesora de Inglés.", {JOB: "profesora de Inglés"}),
+        ("Sono un architetto di Verona.", {JOB: "architetto"}),
         ("Ich bin Elektriker aus Dresden.", {JOB: "Elektriker"}),
         # a correction's new value; the old one is denied
         ("Ya no vivo en Madrid, ahora vivo en Bilbao.", {LOCATION: "Bilbao"}),
