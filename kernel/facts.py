@@ -277,8 +277,7 @@ def english_facts(text: str) -> list[Fact]:
             )
             place = _workplace(clause, sentence) if works else None
             also = Fact(EMPLOYER, place, sentence) if place else None
-            role = _role_after(clause) if fact.slot_key == EMPLOYER else None
-            job = _job_after(clause[role.end() :]) if role is not None else ""
+            job = _job_after(clause) if fact.slot_key == EMPLOYER else ""
             if job:  # "I work at Amazon as a recruiter": the job too
                 also = Fact(OCCUPATION, job, sentence)
             for found in (fact, also):
@@ -416,8 +415,7 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
             if slot_key == EMPLOYER and re.match(r"in\s", raw, re.IGNORECASE):
                 # "I work in Leeds", "in IT", "in London as a nurse": a town or a trade; the job
                 # after it still counts
-                role = _role_after(raw)
-                job = _job_after(raw[role.end() :]) if role is not None else ""
+                job = _job_after(raw)
                 return Fact(OCCUPATION, job, sentence) if job else None
             if slot_key == EMPLOYER:
                 quoted = _QUOTED_RE.match(raw)  # 'at "Marks and Spencer"': the whole name
@@ -425,7 +423,7 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
                     value = _clean_value(quoted.group(1), keep_lists=True)
                     named = value[:1].isupper() or value[:1].isdigit()
                     return Fact(slot_key, value, sentence) if named else None
-                role = _role_after(raw)  # "at Amazon as a recruiter": the job is not the name
+                role = _ROLE_RE.search(raw)  # "at Amazon as a recruiter": the job is not the name
                 if role is not None:  # the name ends where the role begins
                     raw = raw[: role.start()]
                     value, ending = _clean_value(raw), f" at {raw}"
@@ -441,26 +439,24 @@ def _relation_fact(clause: str, sentence: str) -> Fact | None:
 
 
 _ROLE_RE = re.compile(r"(?<!\s)\s+as\s+(?=\S)", re.IGNORECASE)
+"""Where "as …" follows an employer's name ("Amazon as a recruiter"): no employer's name holds
+" as ", so the name ends there whatever follows ("as I need the money", "as of June")."""
 _QUOTED_RE = re.compile(r"^[\"“]([^\"“”]+)[\"”]")
 """A name written in double quotes ('I work at "Marks and Spencer" now'): the quotes bound it
 (single quotes are apostrophes too: 'Joe's Diner')."""
 
 
-def _role_after(raw: str) -> re.Match[str] | None:
-    """Return where "as …" follows an employer's name ("Amazon as a recruiter"), if it does.
+_JOB_AFTER_RE = re.compile(rf"an?\s+({_TRADE})(?![\w-])", re.IGNORECASE)
+"""A job right after "as" (matched from there: ``_job_after``)."""
 
-    No employer's name holds " as ": the name ends there whatever follows ("as I need the
-    money", "as of June"); a job is read after it only by ``_job_after``.
+
+def _job_after(text: str) -> str:
+    """Return the job "as a …" names after an employer ("… Amazon as a recruiter"), or "".
+
+    Only a trade word is a job there: "as a result", "as of June" name none.
     """
-    return _ROLE_RE.search(raw)
-
-
-_JOB_AFTER_RE = re.compile(rf"^an?\s+({_TRADE})(?![\w-])", re.IGNORECASE)
-
-
-def _job_after(rest: str) -> str:
-    """Return the job "as a …" names after an employer ("a recruiter"): a trade word, or ""."""
-    match = _JOB_AFTER_RE.match(rest)
+    role = _ROLE_RE.search(text)
+    match = _JOB_AFTER_RE.match(text, role.end()) if role is not None else None
     return _held(" ".join(match.group(1).lower().split())) if match else ""
 
 

@@ -726,7 +726,7 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
     """
     paragraphs: list[tuple[bool, str]] = []  # (is_code, text)
     current: list[str] = []
-    lower = lower_words(" ".join(" ".join(block.parts) for block in blocks))
+    lower: frozenset[str] | None = None  # read from the draft for its first series only
     after_heading = False
 
     def flush() -> None:
@@ -749,6 +749,8 @@ def _render_narrative(blocks: Sequence[_Block], preface: str, language: str) -> 
             book = list_phrasebook(block.parts, language)
             ordered = block.ordered and not things(block.parts, book)
             if not ordered and len(block.parts) > 1 and short_items(block.parts):
+                if lower is None:
+                    lower = lower_words(" ".join(" ".join(b.parts) for b in blocks))
                 series = series_of(block.parts, book, lower=lower)
                 if current and current[-1].endswith(":"):
                     current[-1] = f"{current[-1]} {series}."
